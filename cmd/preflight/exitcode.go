@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/preflight-sqlite/preflight"
+)
+
+// The one exit-code table. Keep it in step with description (main.go) and
+// the README.
+const (
+	exitOK         = 0
+	exitInternal   = 1
+	exitUsage      = 2
+	exitUnsafe     = 3
+	exitWarn       = 4
+	exitCannotExec = 126
+	exitNotFound   = 127
+)
+
+// exitError carries an exit code, and optionally an error and hints to
+// print. A nil err prints nothing (the result was already rendered).
+type exitError struct {
+	code  int
+	err   error
+	hints []string
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// ExitCode implements kong.ExitCoder.
+func (e *exitError) ExitCode() int { return e.code }
+
+func usageError(err error, hints ...string) error {
+	return &exitError{code: exitUsage, err: err, hints: hints}
+}
+
+// verdictCode maps a verdict to its exit code under the --fail-on threshold:
+// warn (default) fails on warnings and errors, error only on errors, never
+// on nothing.
+func verdictCode(v preflight.Verdict, failOn string) int {
+	switch {
+	case failOn == "never":
+		return exitOK
+	case v == preflight.VerdictUnsafe:
+		return exitUnsafe
+	case v == preflight.VerdictWarn && failOn != "error":
+		return exitWarn
+	}
+	return exitOK
+}

@@ -1,0 +1,125 @@
+// Command preflight checks that SQLite databases in a container's data
+// directory are safe where they are, and runs as an image's ENTRYPOINT.
+//
+// Output policy: the result (a report, a mount list) goes to stdout, as text
+// or as JSON with --format json. Everything else (errors, hints, the log of
+// `preflight run`) goes to stderr, as `preflight: error: ...` and
+// `preflight: hint: ...` lines, without colour. The exit code follows one
+// table (exitcode.go), printed in --help and the README.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = ""
+
+// Globals are flags shared by every command.
+type Globals struct {
+	Mountinfo string           `name:"mountinfo" env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify against a saved mount table (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. Paths are then not resolved on this machine."`
+	Version   kong.VersionFlag `help:"Print the version and exit."`
+
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// CLI is the command tree.
+type CLI struct {
+	Globals
+
+	Check  CheckCmd  `cmd:"" help:"Check data directories or database files: filesystem class, journal mode, findings."`
+	Mounts MountsCmd `cmd:"" help:"List every mount with its class, or the mount holding PATH."`
+	Run    RunCmd    `cmd:"" help:"Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT)."`
+}
+
+const description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
+locks and shared memory, which bind mounts across a VM boundary (Docker
+Desktop, OrbStack, Podman machine, Colima, Lima, WSL2) and network or FUSE
+filesystems do not give.
+
+Exit codes:
+  0    ok (or only findings below --fail-on)
+  1    could not run (internal error)
+  2    bad usage or bad input
+  3    unsafe: an error-level finding
+  4    warnings only
+  126  run: CMD is not executable
+  127  run: CMD not found
+After 'preflight run' execs CMD, the exit code is the application's.`
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Main runs the CLI with args and returns the process exit code. It is
+// separate from main so tests can call it in-process.
+func Main(args []string, stdout, stderr io.Writer) int {
+	cli := CLI{Globals: Globals{stdout: stdout, stderr: stderr}}
+	exit := -1
+	parser, err := kong.New(&cli,
+		kong.Name("preflight"),
+		kong.Description(description),
+		kong.Vars{"version": "preflight " + buildVersion()},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) {
+			if exit < 0 {
+				exit = code
+			}
+		}),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		return report(stderr, fmt.Errorf("build command line: %w", err))
+	}
+	ctx, err := parser.Parse(args)
+	if exit >= 0 { // --help or --version
+		if exit == 80 {
+			return exitUsage
+		}
+		return exit
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "preflight: error: %s\n", err)
+		fmt.Fprintln(stderr, "preflight: hint: run 'preflight --help' for usage")
+		return exitUsage
+	}
+	if err := ctx.Run(&cli.Globals); err != nil {
+		return report(stderr, err)
+	}
+	return exitOK
+}
+
+// report prints err (unless it only carries an exit code) and returns the
+// exit code it stands for.
+func report(stderr io.Writer, err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "preflight: error: %s\n", ee.err)
+			for _, h := range ee.hints {
+				fmt.Fprintf(stderr, "preflight: hint: %s\n", h)
+			}
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "preflight: error: %s\n", err)
+	return exitInternal
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

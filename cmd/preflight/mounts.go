@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+// MountsCmd is `preflight mounts`.
+type MountsCmd struct {
+	Path   string `arg:"" optional:"" help:"Show only the mount that holds PATH."`
+	Format string `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json."`
+}
+
+// Run lists and classifies mounts.
+func (c *MountsCmd) Run(g *Globals) error {
+	var (
+		t   *mounts.Table
+		err error
+	)
+	if g.Mountinfo != "" {
+		t, err = mounts.ReadFile(g.Mountinfo)
+		if err != nil {
+			return usageError(fmt.Errorf("read mount table: %w", err))
+		}
+	} else if t, err = mounts.ReadSelf(); err != nil {
+		return fmt.Errorf("read mount table: %w", err)
+	}
+	var list []mounts.Mount
+	if c.Path != "" {
+		p := filepath.Clean(c.Path)
+		if g.Mountinfo == "" {
+			if p, err = mounts.ResolvePath(c.Path); err != nil {
+				return usageError(fmt.Errorf("resolve %s: %w", c.Path, err))
+			}
+		} else if !filepath.IsAbs(p) {
+			return usageError(fmt.Errorf("%s: path must be absolute with --mountinfo", c.Path))
+		}
+		m, err := t.Classify(p)
+		if err != nil {
+			return fmt.Errorf("classify %s: %w", c.Path, err)
+		}
+		if c.Format == "json" {
+			return writeJSON(g, m)
+		}
+		list = []mounts.Mount{m}
+	} else {
+		for _, info := range t.Mounts {
+			list = append(list, mounts.Classify(info))
+		}
+		if c.Format == "json" {
+			return writeJSON(g, list)
+		}
+	}
+	tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MOUNTPOINT\tFSTYPE\tSOURCE\tCLASS\tPLATFORM")
+	for _, m := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Mountpoint, m.FSType, m.Source, m.Class, m.Platform)
+	}
+	if c.Path != "" && len(list) == 1 {
+		fmt.Fprintf(tw, "\n%s\n", list[0].Reason)
+	}
+	return tw.Flush()
+}
+
+func writeJSON(g *Globals, v any) error {
+	enc := json.NewEncoder(g.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/preflight-sqlite/preflight"
+)
+
+// renderText writes the human report: one block per data directory, then
+// the findings with their remedies, then the verdict.
+func renderText(w io.Writer, r *preflight.Report) error {
+	var b strings.Builder
+	for _, d := range r.DataDirs {
+		fmt.Fprintf(&b, "%s\n", d.Path)
+		if d.Mount != nil {
+			platform := ""
+			if d.Mount.Platform != "" {
+				platform = ", " + d.Mount.Platform
+			}
+			fmt.Fprintf(&b, "  filesystem: %s (%s from %s at %s%s)\n", d.Mount.Class, d.Mount.FSType, d.Mount.Source, d.Mount.Mountpoint, platform)
+		} else {
+			fmt.Fprintf(&b, "  filesystem: unknown (%s)\n", d.MountError)
+		}
+		switch {
+		case !d.Exists && !d.Inspected:
+			fmt.Fprintf(&b, "  databases: not inspected (path not present on this machine)\n")
+		case len(d.Databases) == 0:
+			fmt.Fprintf(&b, "  databases: none found\n")
+		default:
+			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+			for _, db := range d.Databases {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", db.Path, dbMode(db), dbSizes(db))
+			}
+			tw.Flush()
+		}
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\n")
+	}
+	for _, f := range r.Findings {
+		ign := ""
+		if f.Ignored {
+			ign = " (ignored)"
+		}
+		fmt.Fprintf(&b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, f.Message)
+		for _, rem := range f.Remedy {
+			fmt.Fprintf(&b, "  fix: %s\n", rem)
+		}
+	}
+	fmt.Fprintf(&b, "\nverdict: %s (recommended journal mode: %s)\n", r.Verdict, r.JournalMode)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func dbMode(db preflight.Database) string {
+	switch {
+	case db.NotSQLite:
+		return "not sqlite"
+	case db.New:
+		return "new"
+	case db.Err != "":
+		return "unreadable"
+	}
+	return string(db.JournalMode)
+}
+
+func dbSizes(db preflight.Database) string {
+	s := fmt.Sprintf("%d bytes", db.SizeBytes)
+	if db.PageSize > 0 {
+		s += fmt.Sprintf(", page %d", db.PageSize)
+	}
+	if db.WAL.Exists {
+		s += fmt.Sprintf(", -wal %d", db.WAL.SizeBytes)
+	}
+	if db.SHM.Exists {
+		s += fmt.Sprintf(", -shm %d", db.SHM.SizeBytes)
+	}
+	if db.Journal.Exists {
+		s += fmt.Sprintf(", -journal %d", db.Journal.SizeBytes)
+	}
+	return s
+}

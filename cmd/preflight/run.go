@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"github.com/preflight-sqlite/preflight"
+)
+
+// RunCmd is `preflight run`: the ENTRYPOINT wrapper.
+type RunCmd struct {
+	CheckFlags
+	OnUnsafe  string   `name:"on-unsafe" enum:"warn,fail" default:"warn" env:"PREFLIGHT_ON_UNSAFE" help:"What to do when a database is unsafe: warn (log and start the application) or fail (exit 3 before starting it)."`
+	LogFormat string   `name:"log-format" enum:"text,json" default:"text" env:"PREFLIGHT_LOG_FORMAT" help:"Format of the log lines on stderr: text or json (one object per line)."`
+	ExportEnv []string `name:"export-env" env:"PREFLIGHT_EXPORT_ENV" sep:"," placeholder:"NAME" help:"Also set environment variable NAME to the recommended journal mode (wal or delete) for the application (repeatable)."`
+	Cmd       []string `arg:"" optional:"" passthrough:"" name:"cmd" help:"The application and its arguments, after --."`
+}
+
+// Run checks the data directories, logs each finding once, and replaces
+// this process with the application through execve, so the application
+// keeps PID 1 and receives signals directly. It returns only on failure.
+func (c *RunCmd) Run(g *Globals) error {
+	argv := c.Cmd
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return usageError(errors.New("run: no command given"), "usage: preflight run --data-dir DIR -- CMD [ARGS...]")
+	}
+	opts, err := c.options(g, nil)
+	if err != nil {
+		return err
+	}
+	r, err := preflight.Check(context.Background(), opts)
+	if err != nil {
+		if errors.Is(err, preflight.ErrRelativePath) {
+			return usageError(err)
+		}
+		logLine(g.stderr, c.LogFormat, preflight.LevelError, "check-failed", "", err.Error(), nil)
+		if c.OnUnsafe == "fail" {
+			return &exitError{code: exitInternal}
+		}
+	} else {
+		for _, f := range r.Findings {
+			logLine(g.stderr, c.LogFormat, f.Level, f.ID, f.Path, f.Message, f.Remedy)
+		}
+		for _, d := range r.DataDirs {
+			logLine(g.stderr, c.LogFormat, preflight.LevelInfo, "checked", d.Path, summary(d), nil)
+		}
+		if r.Verdict == preflight.VerdictUnsafe && c.OnUnsafe == "fail" {
+			logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", "", fmt.Sprintf("not starting %s: unsafe (--on-unsafe fail)", argv[0]), nil)
+			return &exitError{code: exitUnsafe}
+		}
+	}
+
+	env := os.Environ()
+	if r != nil {
+		env = setEnv(env, "PREFLIGHT_JOURNAL_MODE", r.JournalMode)
+		env = setEnv(env, "PREFLIGHT_FS_CLASS", string(r.FSClass))
+		for _, name := range c.ExportEnv {
+			env = setEnv(env, name, r.JournalMode)
+		}
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return execError(argv[0], err)
+	}
+	return execError(argv[0], syscall.Exec(path, argv, env))
+}
+
+// execError maps a failed lookup or execve to tini's codes: 127 when the
+// command does not exist, 126 when it cannot be executed.
+func execError(name string, err error) error {
+	code := exitCannotExec
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOENT) {
+		code = exitNotFound
+	}
+	return &exitError{code: code, err: fmt.Errorf("run %s: %w", name, err)}
+}
+
+// setEnv sets NAME=value in env, replacing an earlier NAME.
+func setEnv(env []string, name, value string) []string {
+	prefix := name + "="
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, prefix) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, prefix+value)
+}
+
+// logLine writes one log line to w: text
+// "preflight: LEVEL: ID: PATH: MESSAGE; fix: ..." or one JSON object.
+func logLine(w io.Writer, format string, lvl preflight.Level, id, path, msg string, remedy []string) {
+	if format == "json" {
+		b, _ := json.Marshal(struct {
+			Level   preflight.Level `json:"level"`
+			ID      string          `json:"id"`
+			Path    string          `json:"path,omitempty"`
+			Message string          `json:"message"`
+			Remedy  []string        `json:"remedy,omitempty"`
+		}{lvl, id, path, msg, remedy})
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "preflight: %s: %s: ", lvl, id)
+	if path != "" {
+		fmt.Fprintf(&b, "%s: ", path)
+	}
+	b.WriteString(msg)
+	if len(remedy) > 0 {
+		b.WriteString("; fix: " + strings.Join(remedy, " | "))
+	}
+	fmt.Fprintln(w, b.String())
+}
+
+// summary describes a checked data directory in one phrase.
+func summary(d preflight.DataDir) string {
+	fs := "filesystem unknown"
+	if d.Mount != nil {
+		fs = fmt.Sprintf("%s (%s from %s)", d.Mount.Class, d.Mount.FSType, d.Mount.Source)
+	}
+	modes := map[string]int{}
+	for _, db := range d.Databases {
+		modes[dbMode(db)]++
+	}
+	var parts []string
+	for _, m := range []string{"wal", "rollback", "new", "unknown", "unreadable", "not sqlite"} {
+		if modes[m] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", modes[m], m))
+		}
+	}
+	dbs := "no database"
+	if len(parts) > 0 {
+		dbs = "databases: " + strings.Join(parts, ", ")
+	}
+	return fs + ", " + dbs
+}

@@ -1,0 +1,177 @@
+package fuseloop_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/preflight-sqlite/preflight/internal/fuseloop"
+)
+
+// requireFUSE skips the test unless it runs as root with a usable
+// /dev/fuse. With CI=true it fails instead: CI must run this test.
+func requireFUSE(t *testing.T) {
+	t.Helper()
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "not root"
+	} else if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
+		why = fmt.Sprintf("/dev/fuse not usable: %v", err)
+	} else {
+		f.Close()
+	}
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("FUSE mount test needs root and /dev/fuse (CI=true): %s", why)
+	}
+	t.Skipf("FUSE mount test needs root and /dev/fuse: %s", why)
+}
+
+// mountEntry returns the filesystem type and source of the mount at
+// mountpoint in /proc/self/mountinfo (proc(5): fields after " - ").
+func mountEntry(t *testing.T, mountpoint string) (fstype, source string) {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		left, right, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		lf, rf := strings.Fields(left), strings.Fields(right)
+		if len(lf) >= 5 && len(rf) >= 2 && lf[4] == mountpoint {
+			fstype, source = rf[0], rf[1] // the last mount on a point wins
+		}
+	}
+	if fstype == "" {
+		t.Fatalf("no mountinfo line for %s", mountpoint)
+	}
+	return fstype, source
+}
+
+func TestMount(t *testing.T) {
+	requireFUSE(t)
+	backing, mnt := t.TempDir(), t.TempDir()
+	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
+	if err != nil {
+		t.Fatalf("Mount(%q, %q, grpcfuse): %v", backing, mnt, err)
+	}
+	mounted := true
+	t.Cleanup(func() {
+		if mounted {
+			if err := unmount(); err != nil {
+				t.Errorf("unmount: %v", err)
+			}
+		}
+	})
+
+	if fstype, source := mountEntry(t, mnt); fstype != "fuse.grpcfuse" || source != "grpcfuse" {
+		t.Errorf("mountinfo for %s: type %q source %q, want fuse.grpcfuse grpcfuse", mnt, fstype, source)
+	}
+
+	// Data crosses the share.
+	if err := os.WriteFile(filepath.Join(backing, "a.txt"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(mnt, "a.txt"))
+	if err != nil || string(got) != "hello" {
+		t.Errorf("ReadFile through mount = %q, %v; want %q", got, err, "hello")
+	}
+
+	// Locks do not: another process holds a write lock on the backing file.
+	db := filepath.Join(backing, "app.db")
+	if err := os.WriteFile(db, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command(os.Args[0], "-test.run=^TestHelperLockHolder$")
+	holder.Env = append(os.Environ(), "FUSELOOP_LOCK_FILE="+db)
+	stdin, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder.Stderr = os.Stderr
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); holder.Wait() })
+	ready := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		ready <- line
+	}()
+	select {
+	case line := <-ready:
+		if strings.TrimSpace(line) != "locked" {
+			t.Fatalf("lock holder said %q, want \"locked\"", line)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("lock holder did not take its lock within 10s")
+	}
+
+	if typ := getlk(t, db); typ != unix.F_WRLCK {
+		t.Fatalf("F_GETLK on backing file = %d, want F_WRLCK (%d): control failed", typ, unix.F_WRLCK)
+	}
+	if typ := getlk(t, filepath.Join(mnt, "app.db")); typ != unix.F_UNLCK {
+		t.Errorf("F_GETLK through the mount = %d, want F_UNLCK (%d): locks should not cross the share", typ, unix.F_UNLCK)
+	}
+
+	mounted = false
+	if err := unmount(); err != nil {
+		t.Fatalf("unmount: %v", err)
+	}
+}
+
+// getlk asks whether a write lock on the first 4096 bytes of path would be
+// blocked, and returns the type of the conflicting lock or F_UNLCK.
+func getlk(t *testing.T, path string) int16 {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 4096}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
+		t.Fatalf("F_GETLK %s: %v", path, err)
+	}
+	return lk.Type
+}
+
+// TestHelperLockHolder is not a test: TestMount runs it in a child process
+// to hold a POSIX write lock (POSIX locks are per process, so the test's own
+// process would not see its own lock with F_GETLK).
+func TestHelperLockHolder(t *testing.T) {
+	path := os.Getenv("FUSELOOP_LOCK_FILE")
+	if path == "" {
+		t.Skip("helper process for TestMount")
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 4096}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
+		t.Fatalf("F_SETLK %s: %v", path, err)
+	}
+	fmt.Println("locked")
+	// Hold the lock until the parent closes our stdin.
+	_, _ = bufio.NewReader(os.Stdin).ReadString(0)
+}

@@ -1,0 +1,65 @@
+// Package testdb makes real SQLite databases for tests with the pure-Go
+// driver github.com/glebarez/go-sqlite.
+package testdb
+
+import (
+	"database/sql"
+	"fmt"
+	"net/url"
+	"testing"
+
+	_ "github.com/glebarez/go-sqlite" // registers driver "sqlite"
+)
+
+// DSN returns a file: URI for path with the given query parameters (for
+// example "_pragma=journal_mode(WAL)"). Without the file: prefix the driver
+// drops URI parameters; the path is escaped so ?, # and % survive.
+func DSN(path string, params ...string) string {
+	u := url.URL{Scheme: "file", Path: path}
+	s := u.String()
+	if len(params) > 0 {
+		s += "?"
+		for i, p := range params {
+			if i > 0 {
+				s += "&"
+			}
+			s += p
+		}
+	}
+	return s
+}
+
+// Open opens path read-write with journal mode mode ("wal" or "delete"),
+// creating table t(id integer primary key, v text) with rows rows. The
+// caller closes the returned connection (closing the last WAL connection
+// removes -wal and -shm).
+func Open(t testing.TB, path, mode string, rows int) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", DSN(path, fmt.Sprintf("_pragma=journal_mode(%s)", mode), "_pragma=busy_timeout(2000)"))
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`create table if not exists t(id integer primary key, v text)`); err != nil {
+		t.Fatalf("create table in %s: %v", path, err)
+	}
+	for i := 0; i < rows; i++ {
+		if _, err := db.Exec(`insert into t(v) values (?)`, fmt.Sprintf("row %d", i)); err != nil {
+			t.Fatalf("insert into %s: %v", path, err)
+		}
+	}
+	var got string
+	if err := db.QueryRow(`pragma journal_mode`).Scan(&got); err != nil || got != mode {
+		t.Fatalf("journal_mode of %s = %q (%v), want %q", path, got, err, mode)
+	}
+	return db
+}
+
+// Make creates a database at path in journal mode mode with rows rows and
+// closes it.
+func Make(t testing.TB, path, mode string, rows int) {
+	t.Helper()
+	if err := Open(t, path, mode, rows).Close(); err != nil {
+		t.Fatalf("close %s: %v", path, err)
+	}
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package mounts
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/moby/sys/mountinfo"
+)
+
+// ReadSelf reads the mount table of the calling process. /proc/self/mountinfo
+// exists only on Linux: on this system ReadSelf returns an error wrapping
+// [ErrNotSupported].
+func ReadSelf() (*Table, error) {
+	return nil, fmt.Errorf("read own mounts on %s: %w", runtime.GOOS, ErrNotSupported)
+}
+
+// parseMountinfo fails: mountinfo.GetMountsFromReader exists only on Linux.
+func parseMountinfo(string) ([]*mountinfo.Info, error) {
+	return nil, fmt.Errorf("parse mountinfo on %s: %w", runtime.GOOS, ErrNotSupported)
+}

@@ -1,0 +1,230 @@
+// Package mounts reads Linux mount tables and classifies the filesystem
+// that holds a path, so that callers can tell whether SQLite's WAL mode is
+// safe there.
+//
+// A mount table comes from the live system ([ReadSelf], which reads
+// /proc/self/mountinfo as described in proc(5)) or from a saved copy
+// ([ReadFile], [Parse]). Saved copies may be in any of four formats, detected
+// line by line (see [Format]); lines that fit no format are counted, not
+// fatal, because tables pasted into bug reports often carry a shell prompt
+// or df output.
+//
+// [Table.Find] picks the mount that holds a path (longest mountpoint prefix,
+// top of the stack on ties) and [Classify] maps its filesystem type, source
+// and options to a [Class]. Both are pure string operations: classifying a
+// path against a saved table never touches the local filesystem. Only
+// [ResolvePath] and [ReadSelf] do.
+//
+// The package states facts; it does not decide whether a class is good or
+// bad for a given database.
+package mounts
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/moby/sys/mountinfo"
+)
+
+// Class is a filesystem class: what kind of storage sits under a path, as
+// far as locking and shared memory are concerned.
+type Class string
+
+// The classes, from the point of view of a SQLite database in the mount.
+const (
+	// ClassCrossVM is a host directory shared into a VM (virtiofs, 9p,
+	// Docker Desktop's fakeowner/grpcfuse/osxfs, VirtualBox, VMware,
+	// Parallels, WSL drives, Lima's reverse sshfs). POSIX locks and shared
+	// memory are not coherent across the VM boundary.
+	ClassCrossVM Class = "cross-vm"
+	// ClassNetwork is a network or cluster filesystem (NFS, SMB, Ceph,
+	// GlusterFS, object-store FUSE mounts...).
+	ClassNetwork Class = "network"
+	// ClassFUSE is a FUSE filesystem not known to be a network or cross-VM
+	// share; its semantics depend on the daemon.
+	ClassFUSE Class = "fuse"
+	// ClassEphemeral is storage that vanishes with the container or at
+	// reboot: the container's overlay root, tmpfs, ramfs.
+	ClassEphemeral Class = "ephemeral"
+	// ClassLocal is a disk filesystem in this kernel (ext4, xfs, btrfs...),
+	// including block-device volumes and overlay mounts other than "/".
+	ClassLocal Class = "local"
+	// ClassUnknown is a filesystem type not in the classification table.
+	ClassUnknown Class = "unknown"
+)
+
+// Format is the format of a saved mount table.
+type Format string
+
+// The formats [Parse] recognises.
+const (
+	// FormatMountinfo is /proc/<pid>/mountinfo (proc(5)):
+	// "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS".
+	FormatMountinfo Format = "mountinfo"
+	// FormatProcMounts is /proc/mounts (and fstab-like lines):
+	// "SOURCE MOUNTPOINT FSTYPE OPTS DUMP PASS".
+	FormatProcMounts Format = "proc-mounts"
+	// FormatMount is the output of mount(8) with no arguments:
+	// "SOURCE on MOUNTPOINT type FSTYPE (OPTS)", optionally followed by " [LABEL]".
+	FormatMount Format = "mount"
+	// FormatFindmnt is findmnt(8)'s table output: a header line naming the
+	// columns (by default TARGET SOURCE FSTYPE OPTIONS), then one row per
+	// mount, with the tree drawn in the TARGET column in Unicode (├─ └─ │)
+	// or ASCII (|- `- |). Bind mounts show as SOURCE[/subdir].
+	FormatFindmnt Format = "findmnt"
+)
+
+// Table is a parsed mount table.
+type Table struct {
+	// Format is the format of most parsed lines (the first seen on a tie).
+	Format Format
+	// Mounts are the mounts in file order; later entries are mounted on
+	// top of earlier ones with the same mountpoint. Mountpoint is always
+	// absolute and unescaped. Lines in formats other than mountinfo leave
+	// ID, Parent, Major, Minor and Optional zero, and Root empty unless
+	// findmnt showed SOURCE[/subdir] or an FSROOT column.
+	Mounts []*mountinfo.Info
+	// Skipped counts non-blank, non-comment lines that fit no format (or
+	// that fit one but had no absolute mountpoint). Blank lines and lines
+	// starting with '#' are ignored and not counted.
+	Skipped int
+}
+
+var (
+	// ErrNoMounts means that nothing in the input parses as a mount table.
+	ErrNoMounts = errors.New("no mount table entries found")
+	// ErrNotSupported means that the operation needs Linux: reading the
+	// live table, or parsing mountinfo-format lines, on another GOOS.
+	ErrNotSupported = errors.New("not supported on this operating system")
+	// ErrNoMount means that no mount in the table holds the path: the
+	// table has no "/" and no mountpoint that is a prefix of the path.
+	ErrNoMount = errors.New("no mount holds the path")
+)
+
+// ReadFile opens the saved mount table at name and parses it with [Parse].
+// Errors wrap [ErrNoMounts] (or [ErrNotSupported]) as Parse does, and the
+// error from os.Open.
+func ReadFile(name string) (*Table, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("read mount table: %w", err)
+	}
+	defer f.Close()
+	t, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("read mount table %s: %w", name, err)
+	}
+	return t, nil
+}
+
+// Parse reads a mount table from r. Each line is matched against the
+// formats in this order: findmnt header, mountinfo, mount(8), /proc/mounts,
+// findmnt row (only after a findmnt header). Mountinfo lines are parsed by
+// mountinfo.GetMountsFromReader, which exists only on Linux; on other
+// systems Parse returns an error wrapping [ErrNotSupported] if the input
+// holds any mountinfo line. Parse never touches the filesystem.
+//
+// Escapes are undone in mountpoints, sources, roots and filesystem types:
+// octal \NNN (\040 is a space) as the kernel writes them, and \xHH as
+// findmnt writes them. Options are left as written.
+//
+// Lines longer than 64 KiB (overlay lowerdir lists grow with the image's
+// layer count) do not fail the read: for a mountinfo line, options of more
+// than 4 KiB are dropped so that the line fits the library's limit; other
+// long lines are parsed as they are, up to 1 MiB; longer lines are counted
+// in Skipped.
+//
+// If no line parses, Parse returns [ErrNoMounts]. Read errors from r are
+// returned wrapped.
+func Parse(r io.Reader) (*Table, error) {
+	p := newParser()
+	if err := p.run(r); err != nil {
+		return nil, err
+	}
+	return p.table()
+}
+
+// ResolvePath returns the absolute, symlink-free, clean form of name as the
+// kernel would see it: filepath.Abs, then filepath.EvalSymlinks on the
+// longest prefix that resolves, with the part that does not exist yet (a
+// database not created yet, say) appended again. Unlike the other functions
+// in this package it reads the local filesystem, so it only suits paths on
+// this machine, not paths in a saved table from elsewhere.
+//
+// Errors other than "does not exist" and "not a directory" (permission
+// denied, a symlink loop) are returned wrapped.
+func ResolvePath(name string) (string, error) {
+	p, err := filepath.Abs(name)
+	if err != nil {
+		return "", fmt.Errorf("resolve path %s: %w", name, err)
+	}
+	var tail []string
+	for {
+		resolved, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			parts := append([]string{resolved}, tail...)
+			return filepath.Clean(filepath.Join(parts...)), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return "", fmt.Errorf("resolve path %s: %w", name, err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", fmt.Errorf("resolve path %s: %w", name, err)
+		}
+		tail = append([]string{filepath.Base(p)}, tail...)
+		p = parent
+	}
+}
+
+// Find returns the mount that holds p: among mounts whose mountpoint is "/",
+// p itself, or a directory prefix of p, the one with the longest mountpoint;
+// of several with the same mountpoint, the last in the table (the top of the
+// stack). "/foo" does not hold "/foobar".
+//
+// Find compares strings only. p must be absolute (Linux syntax) and is
+// cleaned first; symlinks are not resolved (see [ResolvePath]). It returns
+// [ErrNoMount] if no mount holds p, and a different error if p is not
+// absolute.
+func (t *Table) Find(p string) (*mountinfo.Info, error) {
+	if !path.IsAbs(p) {
+		return nil, fmt.Errorf("find mount for %q: path is not absolute", p)
+	}
+	p = path.Clean(p)
+	var best *mountinfo.Info
+	bestLen := -1
+	for _, m := range t.Mounts {
+		mp := m.Mountpoint
+		if !path.IsAbs(mp) {
+			continue
+		}
+		mp = path.Clean(mp)
+		if !(mp == "/" || p == mp || strings.HasPrefix(p, mp+"/")) {
+			continue
+		}
+		if len(mp) >= bestLen {
+			best, bestLen = m, len(mp)
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("find mount for %s: %w", p, ErrNoMount)
+	}
+	return best, nil
+}
+
+// Classify finds the mount that holds p (see [Table.Find]) and classifies it
+// (see [Classify]). Errors are those of Find.
+func (t *Table) Classify(p string) (Mount, error) {
+	m, err := t.Find(p)
+	if err != nil {
+		return Mount{}, err
+	}
+	return Classify(m), nil
+}

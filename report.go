@@ -1,0 +1,148 @@
+package preflight
+
+import (
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+)
+
+// Schema names the version of the JSON report. It changes only when a field
+// is removed or changes meaning; new fields may appear within a version.
+const Schema = "preflight/v1"
+
+// Level is the severity of a finding.
+type Level string
+
+// Levels, in increasing severity.
+const (
+	LevelInfo  Level = "info"
+	LevelWarn  Level = "warn"
+	LevelError Level = "error"
+)
+
+func (l Level) rank() int {
+	switch l {
+	case LevelWarn:
+		return 1
+	case LevelError:
+		return 2
+	}
+	return 0
+}
+
+// Verdict is the overall judgement of a report.
+type Verdict string
+
+// Verdicts: ok (no warning or error), warn (warnings only), unsafe (at least
+// one error-level finding).
+const (
+	VerdictOK     Verdict = "ok"
+	VerdictWarn   Verdict = "warn"
+	VerdictUnsafe Verdict = "unsafe"
+)
+
+// Finding is one judgement made by a rule.
+type Finding struct {
+	// ID is stable and kebab-case (see Rules); usable with --ignore.
+	ID string `json:"id"`
+	// Level is the rule's level, or info when the finding is ignored.
+	Level Level `json:"level"`
+	// Path is the data directory or database the finding is about.
+	Path    string `json:"path"`
+	Message string `json:"message"`
+	// Remedy lists the fixes, each a sentence or a command.
+	Remedy []string `json:"remedy,omitempty"`
+	// Ignored is set when --ignore demoted the finding to info.
+	Ignored bool `json:"ignored,omitempty"`
+}
+
+// MountTable says where the mount table came from.
+type MountTable struct {
+	// Source is the file read: /proc/self/mountinfo or the --mountinfo file.
+	Source string `json:"source"`
+	// Format is the detected format (mountinfo, proc-mounts, mount, findmnt).
+	Format mounts.Format `json:"format,omitempty"`
+	// Mounts is the number of mount entries read.
+	Mounts int `json:"mounts"`
+	// Skipped counts lines that fit no format.
+	Skipped int `json:"skipped_lines,omitempty"`
+	// Error is set when the table could not be read; every path is then
+	// classified unknown.
+	Error string `json:"error,omitempty"`
+	// Saved is true for a --mountinfo table: paths were classified without
+	// touching the local filesystem.
+	Saved bool `json:"saved,omitempty"`
+}
+
+// Database is a database found in a data directory.
+type Database struct {
+	sqlitefile.Database
+	// Mount is set only when the database file sits on another mount than
+	// its directory (a single-file bind mount): its -wal and -shm are created
+	// in the directory, on the other filesystem.
+	Mount *mounts.Mount `json:"mount,omitempty"`
+}
+
+// DataDir is one checked path: a data directory or a database file.
+type DataDir struct {
+	// Path as given.
+	Path string `json:"path"`
+	// Resolved is Path made absolute with symlinks resolved (nearest
+	// existing ancestor for a path that does not exist yet).
+	Resolved string `json:"resolved,omitempty"`
+	// Mount is the mount that holds Resolved, classified; nil when the mount
+	// table could not be read (see MountError).
+	Mount      *mounts.Mount `json:"mount,omitempty"`
+	MountError string        `json:"mount_error,omitempty"`
+	// Exists is false for a path missing on this machine.
+	Exists bool `json:"exists"`
+	// Inspected is true when the databases in Path were looked for.
+	Inspected bool       `json:"inspected"`
+	Databases []Database `json:"databases"`
+	// Errors lists files or directories that could not be read.
+	Errors []string `json:"errors,omitempty"`
+
+	// saved is set when the mount table is a saved one (--mountinfo): a path
+	// missing here is on the machine the table came from, not missing.
+	saved bool
+}
+
+// Report is the one document every judging command produces.
+type Report struct {
+	Schema  string  `json:"schema"`
+	Verdict Verdict `json:"verdict"`
+	// JournalMode is the journal mode recommended for every database in the
+	// checked paths: "delete" when any of them is on a cross-vm, network,
+	// fuse or unknown filesystem, else "wal". Exported to the application as
+	// PREFLIGHT_JOURNAL_MODE by `preflight run`.
+	JournalMode string `json:"recommended_journal_mode"`
+	// FSClass is the least safe class among the checked paths. Exported as
+	// PREFLIGHT_FS_CLASS.
+	FSClass mounts.Class `json:"fs_class"`
+	// Probes names each probe and how it went: ran, skipped, failed.
+	Probes     map[string]string `json:"probes"`
+	MountTable MountTable        `json:"mount_table"`
+	DataDirs   []DataDir         `json:"data_dirs"`
+	Findings   []Finding         `json:"findings"`
+}
+
+// Worst returns the highest level among the report's findings (info when
+// there are none).
+func (r *Report) Worst() Level {
+	worst := LevelInfo
+	for _, f := range r.Findings {
+		if f.Level.rank() > worst.rank() {
+			worst = f.Level
+		}
+	}
+	return worst
+}
+
+func verdictOf(l Level) Verdict {
+	switch l {
+	case LevelError:
+		return VerdictUnsafe
+	case LevelWarn:
+		return VerdictWarn
+	}
+	return VerdictOK
+}

@@ -1,0 +1,330 @@
+package preflight
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+)
+
+// subject is what a rule looks at: a data directory, and one of its
+// databases for database rules (nil for directory rules).
+type subject struct {
+	dir *DataDir
+	db  *Database
+}
+
+// class is the filesystem class that decides WAL safety for the subject:
+// for a database on a single-file bind mount, the worse of the file's and
+// the directory's (its -wal and -shm live in the directory).
+func (s subject) class() mounts.Class {
+	c := mounts.ClassUnknown
+	if s.dir.Mount != nil {
+		c = s.dir.Mount.Class
+	}
+	if s.db != nil && s.db.Mount != nil && riskier(s.db.Mount.Class, c) {
+		c = s.db.Mount.Class
+	}
+	return c
+}
+
+// mount is the mount that decided class().
+func (s subject) mount() *mounts.Mount {
+	if s.db != nil && s.db.Mount != nil && (s.dir.Mount == nil || riskier(s.db.Mount.Class, s.dir.Mount.Class)) {
+		return s.db.Mount
+	}
+	return s.dir.Mount
+}
+
+func (s subject) path() string {
+	if s.db != nil {
+		return s.db.Path
+	}
+	return s.dir.Path
+}
+
+// Rule describes one finding: its stable ID, default level and meaning.
+type Rule struct {
+	ID    string `json:"id"`
+	Level Level  `json:"level"`
+	Doc   string `json:"doc"`
+}
+
+type rule struct {
+	Rule
+	// onDB selects database rules (evaluated per database) over directory
+	// rules (evaluated once per data directory).
+	onDB bool
+	// match returns the message and the level (zero: the rule's level) when
+	// the rule applies.
+	match func(s subject) (msg string, lvl Level, ok bool)
+	// remedy lists the fixes.
+	remedy func(s subject) []string
+}
+
+// unsafeForWAL reports whether WAL's shared-memory and locking needs are not
+// met on filesystems of class c.
+func unsafeForWAL(c mounts.Class) bool {
+	return c == mounts.ClassCrossVM || c == mounts.ClassNetwork || c == mounts.ClassFUSE
+}
+
+// riskier orders classes for WAL: cross-vm, network, fuse, unknown,
+// ephemeral, local.
+func riskier(a, b mounts.Class) bool { return classRisk(a) > classRisk(b) }
+
+func classRisk(c mounts.Class) int {
+	switch c {
+	case mounts.ClassCrossVM:
+		return 5
+	case mounts.ClassNetwork:
+		return 4
+	case mounts.ClassFUSE:
+		return 3
+	case mounts.ClassUnknown:
+		return 2
+	case mounts.ClassEphemeral:
+		return 1
+	}
+	return 0
+}
+
+func walUnsafeRemedy(s subject) []string {
+	p := s.path()
+	return []string{
+		fmt.Sprintf("Stop every process that uses %s (every container and host program), then convert it offline to the rollback journal: sqlite3 %s 'PRAGMA journal_mode=DELETE;' (it must print \"delete\"), and pin the application's journal mode to DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete, and --export-env NAME for the application's own setting).", p, shellQuote(p)),
+		"Or move the data to a named volume or a native Linux filesystem inside the VM (compose: replace the bind mount with a named volume), where WAL is safe.",
+	}
+}
+
+func walOn(class mounts.Class, what string) func(s subject) (string, Level, bool) {
+	return func(s subject) (string, Level, bool) {
+		if s.db.JournalMode != sqlitefile.JournalWAL || s.class() != class {
+			return "", "", false
+		}
+		m := s.mount()
+		lvl := Level("")
+		if class == mounts.ClassFUSE && !m.KnownLosses {
+			lvl = LevelWarn
+		}
+		return fmt.Sprintf("%s is in WAL mode on %s (%s); WAL needs POSIX locks and a shared-memory index (-shm) that every process sees, so two writers can interleave WAL frames and the database later fails with \"database disk image is malformed\"",
+			filepath.Base(s.db.Path), what, m.Reason), lvl, true
+	}
+}
+
+// rules is the one rules table: every finding preflight makes comes from here.
+var rules = []rule{
+	{
+		Rule: Rule{"data-dir-missing", LevelError, "a configured data directory or database path does not exist"},
+		match: func(s subject) (string, Level, bool) {
+			if s.dir.Exists || s.dir.saved {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s does not exist", s.dir.Path), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{fmt.Sprintf("Create %s, or mount the data volume there (docker run -v NAME:%s), or fix the configured path (--data-dir, PREFLIGHT_DATA_DIR).", s.dir.Path, s.dir.Path)}
+		},
+	},
+	{
+		Rule: Rule{"unknown-fs", LevelWarn, "the data directory's filesystem could not be classified, or the mount table could not be read"},
+		match: func(s subject) (string, Level, bool) {
+			if s.dir.Mount == nil {
+				return fmt.Sprintf("cannot tell which filesystem holds %s: %s", s.dir.Path, s.dir.MountError), "", true
+			}
+			if s.dir.Mount.Class != mounts.ClassUnknown {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is on an unrecognised filesystem (%s); preflight cannot tell whether WAL is safe there", s.dir.Path, s.dir.Mount.Reason), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Use journal_mode=DELETE unless you know this filesystem gives every process coherent POSIX locks and shared mmap (preflight run exports PREFLIGHT_JOURNAL_MODE=delete here).", "Run preflight mounts to see the mount table entry and report the fstype."}
+		},
+	},
+	{
+		Rule: Rule{"ephemeral-data-dir", LevelWarn, "the data directory is in the container's writable layer or in memory: its data is lost when the container is removed"},
+		match: func(s subject) (string, Level, bool) {
+			if s.dir.Mount == nil || s.dir.Mount.Class != mounts.ClassEphemeral {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is not on a volume (%s): the data is lost when the container is removed (docker rm, compose down, a recreate on upgrade), and on restart for tmpfs", s.dir.Path, s.dir.Mount.Reason), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{fmt.Sprintf("Mount a named volume at %s: docker run -v APP-data:%s ..., or in compose: volumes: [\"app-data:%s\"] with a top-level volumes: {app-data: {}}.", s.dir.Path, s.dir.Path, s.dir.Path)}
+		},
+	},
+	{
+		Rule: Rule{"unsafe-fs-not-inspected", LevelWarn, "the path is on a filesystem unsafe for WAL, and its databases could not be inspected (path not on this machine)"},
+		match: func(s subject) (string, Level, bool) {
+			if s.dir.Inspected || s.dir.Mount == nil || !unsafeForWAL(s.dir.Mount.Class) {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is on a %s filesystem (%s); its databases were not inspected, and any database there in WAL mode is at risk", s.dir.Path, s.dir.Mount.Class, s.dir.Mount.Reason), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Run preflight check inside the container that uses this path to read each database's journal mode.", "Use journal_mode=DELETE for every database here, or move the data to a named volume."}
+		},
+	},
+	{
+		Rule: Rule{"new-db-on-unsafe-fs", LevelInfo, "no database yet (or a new, empty one) on a filesystem unsafe for WAL: create it with journal_mode=DELETE"},
+		match: func(s subject) (string, Level, bool) {
+			if !s.dir.Inspected || s.dir.Mount == nil || !unsafeForWAL(s.class()) {
+				return "", "", false
+			}
+			if s.db == nil && len(s.dir.Databases) == 0 {
+				return fmt.Sprintf("%s holds no database yet and is on a %s filesystem (%s)", s.dir.Path, s.dir.Mount.Class, s.dir.Mount.Reason), "", true
+			}
+			return "", "", false
+		},
+		remedy: func(s subject) []string {
+			return []string{"Create the databases with PRAGMA journal_mode=DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete for the application to follow), or move the data to a named volume."}
+		},
+	},
+	{
+		Rule: Rule{"new-db-on-unsafe-fs", LevelInfo, ""}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if !s.db.New || !unsafeForWAL(s.class()) {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is new (empty) and is on a %s filesystem (%s)", filepath.Base(s.db.Path), s.class(), s.mount().Reason), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Create it with PRAGMA journal_mode=DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete for the application to follow)."}
+		},
+	},
+	{
+		Rule: Rule{"wal-on-cross-vm", LevelError, "a WAL database on a bind mount that crosses a VM boundary (Docker Desktop, OrbStack, Podman machine, Colima, Lima, WSL2 drives)"}, onDB: true,
+		match:  walOn(mounts.ClassCrossVM, "a bind mount that crosses a VM boundary"),
+		remedy: walUnsafeRemedy,
+	},
+	{
+		Rule: Rule{"wal-on-network-fs", LevelError, "a WAL database on a network or distributed filesystem (NFS, SMB/CIFS, CephFS, sshfs, object stores)"}, onDB: true,
+		match:  walOn(mounts.ClassNetwork, "a network filesystem"),
+		remedy: walUnsafeRemedy,
+	},
+	{
+		Rule: Rule{"wal-on-fuse", LevelError, "a WAL database on a FUSE filesystem: error for Unraid user shares (fuse.shfs) and mergerfs, warn for other FUSE"}, onDB: true,
+		match:  walOn(mounts.ClassFUSE, "a FUSE filesystem"),
+		remedy: walUnsafeRemedy,
+	},
+	{
+		Rule: Rule{"single-file-bind", LevelWarn, "a database file is bind-mounted on its own: its -wal, -shm and -journal are created on the directory's filesystem, not beside the file"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if s.db.Mount == nil || s.dir.Mount == nil || s.db.Mount.Mountpoint == s.dir.Mount.Mountpoint {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is a single-file mount (%s) while its directory is on %s (%s): the -wal, -shm and -journal files do not travel with the database", s.db.Path, s.db.Mount.FSType, s.dir.Mount.Mountpoint, s.dir.Mount.FSType), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{fmt.Sprintf("Mount the directory that holds the database (for example -v APP-data:%s), not the file.", filepath.Dir(s.db.Path))}
+		},
+	},
+	{
+		Rule: Rule{"not-sqlite", LevelWarn, "a file named like a database is not a SQLite database (bad magic or truncated header)"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if !s.db.NotSQLite {
+				return "", "", false
+			}
+			why := "its header does not start with \"SQLite format 3\""
+			if s.db.Err != "" {
+				why = s.db.Err
+			}
+			return fmt.Sprintf("%s is not a SQLite database: %s", s.db.Path, why), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"If it should be a database, restore it from a backup; a truncated or overwritten header cannot be opened by SQLite."}
+		},
+	},
+	{
+		Rule: Rule{"db-unreadable", LevelWarn, "a database or sidecar could not be read, so its journal mode is unknown"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if s.db.NotSQLite || s.db.Err == "" {
+				return "", "", false
+			}
+			return fmt.Sprintf("cannot read %s: %s; its journal mode is unknown", s.db.Path, s.db.Err), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Run preflight as the user that owns the data (or as root) so it can read the database header."}
+		},
+	},
+	{
+		Rule: Rule{"journal-mode-unknown", LevelWarn, "a database header names neither the rollback journal nor WAL (bytes 18 and 19)"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if s.db.Header == nil || s.db.JournalMode != sqlitefile.JournalUnknown {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s has file format bytes %d/%d: neither rollback (1) nor WAL (2)", s.db.Path, s.db.Header.WriteVersion, s.db.Header.ReadVersion), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Open it with sqlite3 and run PRAGMA integrity_check; restore from a backup if it fails."}
+		},
+	},
+	{
+		Rule: Rule{"scan-incomplete", LevelWarn, "part of a data directory could not be read, so some databases may not have been checked"},
+		match: func(s subject) (string, Level, bool) {
+			if len(s.dir.Errors) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%d entries under %s could not be read (first: %s); databases there were not checked", len(s.dir.Errors), s.dir.Path, s.dir.Errors[0]), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Run preflight as the user that owns the data (or as root)."}
+		},
+	},
+}
+
+// Rules lists every finding ID with its default level and meaning, in the
+// order the rules table holds them. An ID appears once.
+func Rules() []Rule {
+	var out []Rule
+	seen := map[string]bool{}
+	for _, r := range rules {
+		if seen[r.ID] {
+			continue
+		}
+		seen[r.ID] = true
+		out = append(out, r.Rule)
+	}
+	out = append(out, Rule{"mount-table-skipped-lines", LevelWarn, "lines of a --mountinfo file fit no known format and were skipped"})
+	return out
+}
+
+// evaluate runs every rule over the data directories, in table order.
+func evaluate(dirs []DataDir) []Finding {
+	var out []Finding
+	for i := range dirs {
+		d := &dirs[i]
+		for _, r := range rules {
+			if !r.onDB {
+				out = appendMatch(out, r, subject{dir: d})
+				continue
+			}
+			for j := range d.Databases {
+				out = appendMatch(out, r, subject{dir: d, db: &d.Databases[j]})
+			}
+		}
+	}
+	return out
+}
+
+func appendMatch(out []Finding, r rule, s subject) []Finding {
+	msg, lvl, ok := r.match(s)
+	if !ok {
+		return out
+	}
+	if lvl == "" {
+		lvl = r.Level
+	}
+	return append(out, Finding{ID: r.ID, Level: lvl, Path: s.path(), Message: msg, Remedy: r.remedy(s)})
+}
+
+// shellQuote quotes p for a POSIX shell when it needs it.
+func shellQuote(p string) string {
+	for _, c := range p {
+		if !(c == '/' || c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+		}
+	}
+	return p
+}
