@@ -146,7 +146,7 @@ func Classify(m *mountinfo.Info) Mount {
 		if fstype == "fuse.shfs" {
 			out.Platform = "Unraid user share"
 		}
-		what = "a FUSE union filesystem that spreads files over several disks; SQLite databases in WAL mode have been lost on it (use a single-disk path instead)"
+		what = "a FUSE union filesystem that spreads files over several disks; SQLite databases in WAL mode have been lost on it"
 	case fstype == "fuse":
 		out.Class = ClassFUSE
 		what = "FUSE with no subtype (Google's Cloud Storage FUSE CSI driver mounts this way); lock and shared-memory behaviour depend on the daemon"

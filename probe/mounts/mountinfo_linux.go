@@ -1,7 +1,7 @@
 package mounts
 
 import (
-	"strings"
+	"bytes"
 
 	"github.com/moby/sys/mountinfo"
 )
@@ -19,6 +19,6 @@ func ReadSelf() (*Table, error) {
 
 // parseMountinfo parses mountinfo lines with the moby/sys/mountinfo
 // parser, which exists only on Linux.
-func parseMountinfo(lines string) ([]*mountinfo.Info, error) {
-	return mountinfo.GetMountsFromReader(strings.NewReader(lines), nil)
+func parseMountinfo(lines []byte) ([]*mountinfo.Info, error) {
+	return mountinfo.GetMountsFromReader(bytes.NewReader(lines), nil)
 }

@@ -17,6 +17,6 @@ func ReadSelf() (*Table, error) {
 }
 
 // parseMountinfo fails: mountinfo.GetMountsFromReader exists only on Linux.
-func parseMountinfo(string) ([]*mountinfo.Info, error) {
+func parseMountinfo([]byte) ([]*mountinfo.Info, error) {
 	return nil, fmt.Errorf("parse mountinfo on %s: %w", runtime.GOOS, ErrNotSupported)
 }

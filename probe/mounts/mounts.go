@@ -125,11 +125,13 @@ func ReadFile(name string) (*Table, error) {
 }
 
 // Parse reads a mount table from r. Each line is matched against the
-// formats in this order: findmnt header, mountinfo, mount(8), /proc/mounts,
-// findmnt row (only after a findmnt header). Mountinfo lines are parsed by
+// formats in this order: mountinfo, findmnt header, mount(8), /proc/mounts,
+// findmnt row (only after a findmnt header, by its column names). Lines
+// may mix formats. Mountinfo lines are parsed by
 // mountinfo.GetMountsFromReader, which exists only on Linux; on other
 // systems Parse returns an error wrapping [ErrNotSupported] if the input
-// holds any mountinfo line. Parse never touches the filesystem.
+// holds any mountinfo line, rather than a table with those mounts missing.
+// Parse never touches the filesystem.
 //
 // Escapes are undone in mountpoints, sources, roots and filesystem types:
 // octal \NNN (\040 is a space) as the kernel writes them, and \xHH as
@@ -205,7 +207,9 @@ func (t *Table) Find(p string) (*mountinfo.Info, error) {
 		if !path.IsAbs(mp) {
 			continue
 		}
-		mp = path.Clean(mp)
+		if mp[len(mp)-1] == '/' || strings.Contains(mp, "//") || strings.Contains(mp, "/.") {
+			mp = path.Clean(mp) // only paths from hand-edited tables need it
+		}
 		if !(mp == "/" || p == mp || strings.HasPrefix(p, mp+"/")) {
 			continue
 		}

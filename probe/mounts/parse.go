@@ -2,6 +2,7 @@ package mounts
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +27,7 @@ const (
 
 type parser struct {
 	mounts  []*mountinfo.Info // nil where a mountinfo line waits for the batch
-	miLines []string          // pending mountinfo lines
+	batch   []byte            // pending mountinfo lines, each ending in '\n'
 	miIdx   []int             // their slots in mounts
 	counts  map[Format]int
 	order   []Format
@@ -40,15 +41,16 @@ func newParser() *parser {
 
 func (p *parser) run(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
 	for {
-		line, tooLong, err := readLine(br)
+		line, tooLong, err := readLine(br, &long)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("read mount table: %w", err)
 		}
 		if tooLong {
 			p.skipped++
-		} else if line != "" || err == nil {
-			p.line(line)
+		} else if err := p.line(line); err != nil {
+			return err
 		}
 		if err != nil {
 			return p.flushMountinfo()
@@ -56,68 +58,75 @@ func (p *parser) run(r io.Reader) error {
 	}
 }
 
-// readLine returns the next line without its line ending. Lines longer
-// than maxLine are consumed and reported as tooLong. err is io.EOF after
-// the last line.
-func readLine(br *bufio.Reader) (line string, tooLong bool, err error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(chunk) > maxLine+2 {
-				tooLong, buf = true, nil
-			} else {
-				buf = append(buf, chunk...)
+// readLine returns the next line without its line ending. The line may
+// point into br's buffer or into *long, and is valid until the next call.
+// Lines longer than maxLine are consumed and reported as tooLong. err is
+// io.EOF after the last line.
+func readLine(br *bufio.Reader, long *[]byte) (line []byte, tooLong bool, err error) {
+	line, err = br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		buf := append((*long)[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = br.ReadSlice('\n')
+			if !tooLong && len(buf)+len(line) > maxLine+2 {
+				tooLong = true
+			}
+			if !tooLong {
+				buf = append(buf, line...)
 			}
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
+		*long = buf[:0]
 		if tooLong {
-			return "", true, err
+			return nil, true, err
 		}
-		return strings.TrimRight(string(buf), "\r\n"), false, err
+		line = buf
 	}
+	return bytes.TrimRight(line, "\r\n"), false, err
 }
 
-func (p *parser) line(line string) {
-	line = strings.TrimSpace(line)
-	if line == "" || line[0] == '#' {
-		return
+func (p *parser) line(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] == '#' {
+		return nil
 	}
-	if h := parseFindmntHeader(line); h != nil {
-		p.header = h
-		return
-	}
-	if looksLikeMountinfo(line) {
-		if len(line) > maxMountinfoLine {
-			line = shortenOptions(line)
-			if len(line) > maxMountinfoLine {
+	if looksLikeMountinfo(b) {
+		if len(b) > maxMountinfoLine {
+			b = []byte(shortenOptions(string(b)))
+			if len(b) > maxMountinfoLine {
 				p.skipped++
-				return
+				return nil
 			}
 		}
 		p.miIdx = append(p.miIdx, len(p.mounts))
-		p.miLines = append(p.miLines, line)
+		p.batch = append(append(p.batch, b...), '\n')
 		p.mounts = append(p.mounts, nil)
 		p.count(FormatMountinfo)
-		return
+		if len(p.miIdx) >= batchLines || len(p.batch) >= batchBytes {
+			return p.flushMountinfo()
+		}
+		return nil
+	}
+	line := string(b)
+	if h := parseFindmntHeader(line); h != nil {
+		p.header = h
+		return nil
 	}
 	if m := parseMountLine(line); m != nil {
 		p.add(m, FormatMount)
-		return
+		return nil
 	}
 	if m := parseProcMountsLine(line); m != nil {
 		p.add(m, FormatProcMounts)
-		return
+		return nil
 	}
 	if p.header != nil {
 		if m := p.header.parseRow(line); m != nil {
 			p.add(m, FormatFindmnt)
-			return
+			return nil
 		}
 	}
 	p.skipped++
+	return nil
 }
 
 func (p *parser) add(m *mountinfo.Info, f Format) {
@@ -132,20 +141,28 @@ func (p *parser) count(f Format) {
 	p.counts[f]++
 }
 
+// Mountinfo lines are parsed in batches of at most batchLines lines or
+// about batchBytes bytes.
+const (
+	batchLines = 512
+	batchBytes = 256 << 10
+)
+
 // flushMountinfo parses the pending mountinfo lines in one call and, if
 // that fails, line by line, so that one bad line costs only itself.
 func (p *parser) flushMountinfo() error {
-	if len(p.miLines) == 0 {
+	if len(p.miIdx) == 0 {
 		return nil
 	}
-	infos, err := parseMountinfo(strings.Join(p.miLines, "\n"))
+	infos, err := parseMountinfo(p.batch)
 	if errors.Is(err, ErrNotSupported) {
-		return fmt.Errorf("parse %d mountinfo lines: %w", len(p.miLines), err)
+		return fmt.Errorf("parse %d mountinfo lines: %w", len(p.miIdx), err)
 	}
-	if err != nil || len(infos) != len(p.miLines) {
-		infos = make([]*mountinfo.Info, len(p.miLines))
-		for i, l := range p.miLines {
-			one, err := parseMountinfo(l)
+	if err != nil || len(infos) != len(p.miIdx) {
+		infos = make([]*mountinfo.Info, len(p.miIdx))
+		lines := bytes.Split(bytes.TrimSuffix(p.batch, []byte("\n")), []byte("\n"))
+		for i := 0; i < len(lines) && i < len(infos); i++ {
+			one, err := parseMountinfo(lines[i])
 			if err == nil && len(one) == 1 {
 				infos[i] = one[0]
 			}
@@ -160,6 +177,7 @@ func (p *parser) flushMountinfo() error {
 		}
 		p.mounts[idx] = m
 	}
+	p.batch, p.miIdx = p.batch[:0], p.miIdx[:0]
 	return nil
 }
 
@@ -186,21 +204,46 @@ func (p *parser) table() (*Table, error) {
 // accept line: at least 10 space-separated fields, numeric IDs, a
 // "maj:min" pair, an absolute mountpoint and a lone "-" separator between
 // field 7 and the fourth field from the end. It checks the shape only.
-func looksLikeMountinfo(line string) bool {
-	if strings.Count(line, " ") < 9 || !strings.Contains(line, " - ") {
+func looksLikeMountinfo(line []byte) bool {
+	var (
+		field, start int
+		dashes       [4]int // the last four "-" fields at index 6 or later
+		nd           int
+	)
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && line[i] != ' ' {
+			continue
+		}
+		f := line[start:i]
+		switch field {
+		case 0, 1:
+			if !isDigits(string(f)) {
+				return false
+			}
+		case 2:
+			maj, min, ok := bytes.Cut(f, []byte(":"))
+			if !ok || !isDigits(string(maj)) || !isDigits(string(min)) {
+				return false
+			}
+		case 4:
+			if len(f) == 0 || f[0] != '/' {
+				return false
+			}
+		}
+		if field >= 6 && len(f) == 1 && f[0] == '-' {
+			dashes[nd%len(dashes)] = field
+			nd++
+		}
+		field++
+		start = i + 1
+	}
+	// field is now the number of fields. The library looks for the
+	// separator from the fourth field from the end back to the seventh.
+	if field < 10 {
 		return false
 	}
-	f := strings.SplitN(line, " ", 6)
-	if len(f) < 6 || !isDigits(f[0]) || !isDigits(f[1]) || !strings.HasPrefix(f[4], "/") {
-		return false
-	}
-	maj, min, ok := strings.Cut(f[2], ":")
-	if !ok || !isDigits(maj) || !isDigits(min) {
-		return false
-	}
-	fields := strings.Split(line, " ")
-	for i := len(fields) - 4; i > 5; i-- {
-		if fields[i] == "-" {
+	for _, d := range dashes[:min(nd, len(dashes))] {
+		if d <= field-4 {
 			return true
 		}
 	}

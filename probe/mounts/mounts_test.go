@@ -1,0 +1,420 @@
+package mounts_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/moby/sys/mountinfo"
+
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+func parseString(t *testing.T, s string) *mounts.Table {
+	t.Helper()
+	tab, err := mounts.Parse(strings.NewReader(s))
+	if err != nil {
+		if errors.Is(err, mounts.ErrNotSupported) {
+			t.Skipf("Parse: %v", err)
+		}
+		t.Fatalf("Parse error: %v", err)
+	}
+	return tab
+}
+
+func TestClassifyFSTypes(t *testing.T) {
+	tests := []struct {
+		fstype, source, opts, mp string
+		class                    mounts.Class
+		platform                 string
+	}{
+		{"virtiofs", "virtiofs0", "rw", "/work", mounts.ClassCrossVM, "Docker Desktop"},
+		{"virtiofs", "mac", "rw", "/work", mounts.ClassCrossVM, "OrbStack"},
+		{"virtiofs", "mount0", "rw", "/work", mounts.ClassCrossVM, "Lima or Colima"},
+		{"virtiofs", "a2a0ee2c717462feb1de2f5afd59de5fd2d8", "rw", "/work", mounts.ClassCrossVM, "Podman machine"},
+		{"virtiofs", "lxd_lxc", "rw", "/work", mounts.ClassCrossVM, "LXD VM"},
+		{"virtiofs", "com.apple.virtio-fs.automount", "rw", "/work", mounts.ClassCrossVM, "Apple Virtualization"},
+		{"virtiofs", "myshare", "rw", "/work", mounts.ClassCrossVM, ""},
+		{"virtiofs.virtiofs0", "/run/host_virtiofs/Users", "rw", "/run/host_mark/Users", mounts.ClassCrossVM, "Docker Desktop"},
+		{"9p", "drvfs", "rw,aname=drvfs;path=C:\\;uid=0;gid=0;metadata,mmap,trans=virtio", "/mnt/c", mounts.ClassCrossVM, "WSL2 drive"},
+		{"9p", "share", "rw,access=client,trans=virtio", "/mnt/share", mounts.ClassCrossVM, ""},
+		{"fakeowner", "/run/host_mark/Users", "rw,fakeowner", "/app", mounts.ClassCrossVM, "Docker Desktop"},
+		{"fuse.grpcfuse", "grpcfuse", "rw", "/app", mounts.ClassCrossVM, "Docker Desktop"},
+		{"osxfs", "osxfs", "rw", "/app", mounts.ClassCrossVM, "Docker Desktop"},
+		{"fuse.osxfs", "osxfs", "rw", "/app", mounts.ClassCrossVM, "Docker Desktop"},
+		{"vboxsf", "vagrant", "rw", "/vagrant", mounts.ClassCrossVM, "VirtualBox"},
+		{"vmhgfs", ".host:/share", "rw", "/mnt/hgfs", mounts.ClassCrossVM, "VMware"},
+		{"fuse.vmhgfs-fuse", "vmhgfs-fuse", "rw", "/mnt/hgfs", mounts.ClassCrossVM, "VMware"},
+		{"prl_fs", "none", "rw", "/media/psf", mounts.ClassCrossVM, "Parallels"},
+		{"fuse.prl_fsd", "prl_fsd", "rw", "/media/psf", mounts.ClassCrossVM, "Parallels"},
+		{"drvfs", "C:", "rw", "/mnt/c", mounts.ClassCrossVM, "WSL drive"},
+		{"fuse.sshfs", ":/Users/alice", "rw", "/Users/alice", mounts.ClassCrossVM, "Lima or Colima"},
+		{"fuse.sshfs", "alice@host:/srv", "rw", "/srv", mounts.ClassNetwork, ""},
+		{"nfs", "10.0.0.5:/srv", "rw,vers=3", "/mnt", mounts.ClassNetwork, ""},
+		{"nfs4", "127.0.0.1:/", "rw,port=20052,addr=127.0.0.1", "/mnt/efs", mounts.ClassNetwork, "AWS EFS"},
+		{"nfs4", "127.0.0.1:/", "rw,addr=127.0.0.1", "/mnt/efs", mounts.ClassNetwork, ""},
+		{"nfs4", "fs-0123.efs.us-east-1.amazonaws.com:/", "rw", "/mnt/efs", mounts.ClassNetwork, "AWS EFS"},
+		{"cifs", "//acct.file.core.windows.net/pvc-1", "rw", "/data", mounts.ClassNetwork, "Azure Files"},
+		{"cifs", "//10.0.75.1/C", "rw,nobrl", "/c", mounts.ClassNetwork, "Docker Desktop (Hyper-V)"},
+		{"smb3", "//srv/share", "rw", "/data", mounts.ClassNetwork, ""},
+		{"smbfs", "//srv/share", "rw", "/data", mounts.ClassNetwork, ""},
+		{"ceph", "mon1:6789:/volumes/csi", "rw", "/data", mounts.ClassNetwork, ""},
+		{"fuse.ceph-fuse", "ceph-fuse", "rw", "/data", mounts.ClassNetwork, ""},
+		{"fuse.glusterfs", "gluster:/vol", "rw", "/data", mounts.ClassNetwork, ""},
+		{"glusterfs", "gluster:/vol", "rw", "/data", mounts.ClassNetwork, ""},
+		{"lustre", "10.0.0.5@tcp:/fs", "rw", "/data", mounts.ClassNetwork, ""},
+		{"gpfs", "gpfs0", "rw", "/data", mounts.ClassNetwork, ""},
+		{"beegfs", "beegfs_nodev", "rw", "/data", mounts.ClassNetwork, ""},
+		{"afs", "AFS", "rw", "/afs", mounts.ClassNetwork, ""},
+		{"fuse.s3fs", "s3fs", "rw", "/data", mounts.ClassNetwork, ""},
+		{"fuse.gcsfuse", "bucket", "rw", "/data", mounts.ClassNetwork, ""},
+		{"fuse.rclone", "r2:bucket", "rw", "/data", mounts.ClassNetwork, ""},
+		{"fuse.juicefs", "JuiceFS:myjfs", "rw", "/data", mounts.ClassNetwork, ""},
+		{"fuse.goofys", "bucket", "rw", "/data", mounts.ClassNetwork, ""},
+		{"fuse.blobfuse2", "blobfuse2", "rw", "/data", mounts.ClassNetwork, ""},
+		{"fuse.shfs", "shfs", "rw", "/mnt/user", mounts.ClassFUSE, "Unraid user share"},
+		{"fuse.mergerfs", "pool", "rw", "/mnt/pool", mounts.ClassFUSE, ""},
+		{"fuse", "my-bucket", "rw", "/data", mounts.ClassFUSE, ""},
+		{"fuseblk", "/dev/sdb1", "rw", "/mnt/win", mounts.ClassFUSE, ""},
+		{"fuse.lxcfs", "lxcfs", "rw", "/proc/cpuinfo", mounts.ClassFUSE, ""},
+		{"fuse.litefs", "litefs", "rw", "/litefs", mounts.ClassLocal, ""},
+		{"fuse", "litefs", "rw", "/litefs", mounts.ClassLocal, ""},
+		{"overlay", "overlay", "rw,lowerdir=/a", "/", mounts.ClassEphemeral, ""},
+		{"overlay", "overlay", "rw,lowerdir=/a", "/var/lib/docker/overlay2/x/merged", mounts.ClassLocal, ""},
+		{"tmpfs", "tmpfs", "rw", "/tmp", mounts.ClassEphemeral, ""},
+		{"ramfs", "ramfs", "rw", "/mnt/ram", mounts.ClassEphemeral, ""},
+		{"ext2", "/dev/sda1", "rw", "/boot", mounts.ClassLocal, ""},
+		{"ext3", "/dev/sda1", "rw", "/data", mounts.ClassLocal, ""},
+		{"ext4", "/dev/vda1", "rw", "/data", mounts.ClassLocal, ""},
+		{"xfs", "/dev/mapper/vg-root", "rw", "/data", mounts.ClassLocal, ""},
+		{"btrfs", "/dev/sda2", "rw", "/data", mounts.ClassLocal, ""},
+		{"zfs", "tank/data", "rw", "/data", mounts.ClassLocal, ""},
+		{"f2fs", "/dev/sda3", "rw", "/data", mounts.ClassLocal, ""},
+		{"bcachefs", "/dev/sda4", "rw", "/data", mounts.ClassLocal, ""},
+		{"jfs", "/dev/sda5", "rw", "/data", mounts.ClassLocal, ""},
+		{"reiserfs", "/dev/sda6", "rw", "/data", mounts.ClassLocal, ""},
+		{"autofs", "systemd-1", "rw", "/mnt", mounts.ClassUnknown, ""},
+		{"vfat", "/dev/sda1", "rw", "/boot/efi", mounts.ClassUnknown, ""},
+		{"", "", "", "/x", mounts.ClassUnknown, ""},
+	}
+	for _, tt := range tests {
+		info := &mountinfo.Info{Mountpoint: tt.mp, FSType: tt.fstype, Source: tt.source, VFSOptions: tt.opts}
+		got := mounts.Classify(info)
+		if got.Class != tt.class || got.Platform != tt.platform {
+			t.Errorf("Classify(%q from %q) = %v, %q, want %v, %q", tt.fstype, tt.source, got.Class, got.Platform, tt.class, tt.platform)
+		}
+		if !strings.HasPrefix(got.Reason, tt.fstype+" mount") {
+			t.Errorf("Classify(%q).Reason = %q, want it to start with the fstype", tt.fstype, got.Reason)
+		}
+	}
+}
+
+func TestClassifyFlags(t *testing.T) {
+	tests := []struct {
+		fstype, opts string
+		noLocks      bool
+		losses       bool
+	}{
+		{"cifs", "rw,nobrl,soft", true, false},
+		{"nfs", "rw,vers=3,nolock", true, false},
+		{"nfs4", "rw,local_lock=all", true, false},
+		{"nfs4", "rw,local_lock=posix", true, false},
+		{"nfs4", "rw,local_lock=none", false, false},
+		{"nfs4", "rw,local_lock=flock", false, false},
+		{"fuse.shfs", "rw", false, true},
+		{"fuse.mergerfs", "rw", false, true},
+		{"fuse.rclone", "rw", false, false},
+	}
+	for _, tt := range tests {
+		got := mounts.Classify(&mountinfo.Info{Mountpoint: "/d", FSType: tt.fstype, Source: "src", Options: tt.opts})
+		if got.NoLocks != tt.noLocks || got.KnownLosses != tt.losses {
+			t.Errorf("Classify(%q, %q) NoLocks, KnownLosses = %v, %v, want %v, %v", tt.fstype, tt.opts, got.NoLocks, got.KnownLosses, tt.noLocks, tt.losses)
+		}
+	}
+}
+
+func TestClassifyMount(t *testing.T) {
+	info := &mountinfo.Info{
+		ID: 629, Parent: 601, Root: "/Data/dev/app", Mountpoint: "/workspace",
+		Options: "rw,nosuid,nodev,relatime", FSType: "fakeowner",
+		Source: "/run/host_mark/Volumes", VFSOptions: "rw,fakeowner",
+	}
+	want := mounts.Mount{
+		Mountpoint: "/workspace",
+		Root:       "/Data/dev/app",
+		FSType:     "fakeowner",
+		Source:     "/run/host_mark/Volumes",
+		Options:    "rw,nosuid,nodev,relatime,fakeowner",
+		Class:      mounts.ClassCrossVM,
+		Platform:   "Docker Desktop",
+		Reason:     "fakeowner mount from /run/host_mark/Volumes: Docker Desktop shares the host directory into its VM; POSIX locks and the -shm shared memory are not coherent across the VM boundary",
+	}
+	if diff := cmp.Diff(want, mounts.Classify(info)); diff != "" {
+		t.Errorf("Classify(fakeowner) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseFormats(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  mounts.Table
+	}{
+		{
+			name:  "mountinfo",
+			input: "36 35 98:0 /mnt1 /mnt\\040two rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n",
+			want: mounts.Table{Format: mounts.FormatMountinfo, Mounts: []*mountinfo.Info{{
+				ID: 36, Parent: 35, Major: 98, Minor: 0, Root: "/mnt1", Mountpoint: "/mnt two",
+				Options: "rw,noatime", Optional: "master:1", FSType: "ext3", Source: "/dev/root", VFSOptions: "rw,errors=continue",
+			}}},
+		},
+		{
+			name:  "mountinfo empty source",
+			input: "12 1 0:5 / /dev/shm rw - tmpfs  rw,size=65536k\n",
+			want: mounts.Table{Format: mounts.FormatMountinfo, Mounts: []*mountinfo.Info{{
+				ID: 12, Parent: 1, Major: 0, Minor: 5, Root: "/", Mountpoint: "/dev/shm",
+				Options: "rw", FSType: "tmpfs", Source: "", VFSOptions: "rw,size=65536k",
+			}}},
+		},
+		{
+			name:  "proc-mounts",
+			input: "//srv/share /mnt/my\\040share cifs rw,nobrl 0 0\r\n",
+			want: mounts.Table{Format: mounts.FormatProcMounts, Mounts: []*mountinfo.Info{{
+				Mountpoint: "/mnt/my share", FSType: "cifs", Source: "//srv/share", Options: "rw,nobrl",
+			}}},
+		},
+		{
+			name:  "mount",
+			input: "drvfs on /mnt/c type 9p (rw,aname=drvfs;path=C:\\;uid=0,trans=virtio)\nnone on /x\\040y type tmpfs (rw) [label]\n",
+			want: mounts.Table{Format: mounts.FormatMount, Mounts: []*mountinfo.Info{
+				{Mountpoint: "/mnt/c", FSType: "9p", Source: "drvfs", Options: "rw,aname=drvfs;path=C:\\;uid=0,trans=virtio"},
+				{Mountpoint: "/x y", FSType: "tmpfs", Source: "none", Options: "rw"},
+			}},
+		},
+		{
+			name: "findmnt",
+			input: "TARGET          SOURCE            FSTYPE OPTIONS\n" +
+				"/               /dev/sda1         ext4   rw\n" +
+				"└─/srv/a\\x20b  /dev/sda1[/data]  ext4   rw,relatime\n",
+			want: mounts.Table{Format: mounts.FormatFindmnt, Mounts: []*mountinfo.Info{
+				{Mountpoint: "/", FSType: "ext4", Source: "/dev/sda1", Options: "rw"},
+				{Mountpoint: "/srv/a b", Root: "/data", FSType: "ext4", Source: "/dev/sda1", Options: "rw,relatime"},
+			}},
+		},
+		{
+			name: "findmnt other columns",
+			input: "ID  PARENT MAJ:MIN TARGET FSTYPE SOURCE   FSROOT VFS-OPTIONS FS-OPTIONS\n" +
+				"21  1      0:45    /data  nfs4   srv:/x   /      rw          rw,vers=4.2,local_lock=all\n",
+			want: mounts.Table{Format: mounts.FormatFindmnt, Mounts: []*mountinfo.Info{{
+				ID: 21, Parent: 1, Minor: 45, Root: "/", Mountpoint: "/data", FSType: "nfs4", Source: "srv:/x",
+				Options: "rw", VFSOptions: "rw,vers=4.2,local_lock=all",
+			}}},
+		},
+		{
+			name:  "comments and blank lines are not counted",
+			input: "# saved by alice\n\n   \n/dev/sda1 / ext4 rw 0 0\n# end\n",
+			want: mounts.Table{Format: mounts.FormatProcMounts, Mounts: []*mountinfo.Info{{
+				Mountpoint: "/", FSType: "ext4", Source: "/dev/sda1", Options: "rw",
+			}}},
+		},
+		{
+			name: "garbage lines are counted",
+			input: "root@abc:/# cat /proc/self/mountinfo\n" +
+				"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+				"Filesystem 1K-blocks Used Available Use% Mounted on\n" +
+				"1 0 8:1 / / rw no separator here at all\n" +
+				"mount: /mnt: permission denied.\n" +
+				"/dev/sdb1 /data xfs rw 0 0\n",
+			want: mounts.Table{Format: mounts.FormatMountinfo, Skipped: 4, Mounts: []*mountinfo.Info{
+				{ID: 1, Major: 8, Minor: 1, Root: "/", Mountpoint: "/", Options: "rw", FSType: "ext4", Source: "/dev/sda1", VFSOptions: "rw"},
+				{Mountpoint: "/data", FSType: "xfs", Source: "/dev/sdb1", Options: "rw"},
+			}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := parseString(t, tt.input)
+			if diff := cmp.Diff(&tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Parse(%q) mismatch (-want +got):\n%s", tt.input, diff)
+			}
+		})
+	}
+}
+
+func TestParseNoMounts(t *testing.T) {
+	for _, in := range []string{
+		"",
+		"# only a comment\n\n",
+		"alice@host:~$ cat /proc/self/mountinfo\ncat: /proc/self/mountinfo: No such file or directory\n",
+		"Filesystem     Type      Size  Used Avail Use% Mounted on\nvirtiofs3      virtiofs  117G  103G  8.8G  93% /exports\n",
+		"TARGET SOURCE FSTYPE OPTIONS\n",
+		"1 0 8:1 / relative rw - ext4 /dev/sda1 rw\n",
+	} {
+		tab, err := mounts.Parse(strings.NewReader(in))
+		if !errors.Is(err, mounts.ErrNoMounts) {
+			t.Errorf("Parse(%q) = %+v, %v, want error %v", in, tab, err, mounts.ErrNoMounts)
+		}
+	}
+}
+
+// TestParseLongLine feeds an overlay line far over the 64 KiB token limit
+// of the mountinfo library, between two ordinary lines.
+func TestParseLongLine(t *testing.T) {
+	var lower []string
+	for i := range 4000 {
+		lower = append(lower, "/var/lib/docker/overlay2/l/LAYER"+strings.Repeat("X", 20)+string(rune('A'+i%26)))
+	}
+	long := "1 0 0:30 / / rw,relatime - overlay overlay rw,lowerdir=" + strings.Join(lower, ":") + ",upperdir=/u,workdir=/w,nolock"
+	if len(long) < 100<<10 {
+		t.Fatalf("test line is only %d bytes", len(long))
+	}
+	tab := parseString(t, "2 1 8:1 / /data rw - ext4 /dev/sda1 rw\n"+long+"\n3 1 0:40 / /share rw - 9p share rw\n")
+	if tab.Skipped != 0 || len(tab.Mounts) != 3 {
+		t.Fatalf("Parse(long line) = %d mounts, %d skipped, want 3, 0", len(tab.Mounts), tab.Skipped)
+	}
+	m, err := tab.Classify("/app.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Class != mounts.ClassEphemeral || !m.NoLocks || strings.Contains(m.Options, "lowerdir") {
+		t.Errorf("Classify(%q) = %v, NoLocks %v, options %.80q; want ephemeral, NoLocks, lowerdir dropped", "/app.db", m.Class, m.NoLocks, m.Options)
+	}
+
+	// A line over 1 MiB is skipped, not fatal.
+	huge := "/dev/sda1 / ext4 rw," + strings.Repeat("x", 2<<20) + " 0 0"
+	tab = parseString(t, huge+"\n/dev/sdb1 /data xfs rw 0 0\n")
+	if tab.Skipped != 1 || len(tab.Mounts) != 1 {
+		t.Errorf("Parse(2 MiB line) = %d mounts, %d skipped, want 1, 1", len(tab.Mounts), tab.Skipped)
+	}
+}
+
+func TestFind(t *testing.T) {
+	tab := parseString(t, ""+
+		"1 0 0:30 / / rw - overlay overlay rw\n"+
+		"10 1 254:1 /placeholder /data rw - ext4 /dev/vda1 rw\n"+
+		"11 10 0:40 / /data rw - virtiofs mount0 rw\n"+
+		"12 1 254:1 / /foo rw - ext4 /dev/vda1 rw\n"+
+		"13 1 254:1 /x/app.db /srv/app.db rw - ext4 /dev/vda1 rw\n")
+	tests := []struct {
+		path   string
+		wantID int
+	}{
+		{"/", 1},
+		{"/data", 11},
+		{"/data/", 11},
+		{"/data/../data/x", 11},
+		{"/foo", 12},
+		{"/foo/bar", 12},
+		{"/foobar", 1},
+		{"/fo", 1},
+		{"/srv/app.db", 13},
+		{"/srv/app.db-wal", 1},
+		{"/srv", 1},
+	}
+	for _, tt := range tests {
+		m, err := tab.Find(tt.path)
+		if err != nil {
+			t.Errorf("Find(%q) error: %v", tt.path, err)
+			continue
+		}
+		if m.ID != tt.wantID {
+			t.Errorf("Find(%q) = mount %d (%s), want %d", tt.path, m.ID, m.Mountpoint, tt.wantID)
+		}
+	}
+
+	// Hand-edited tables may carry unclean mountpoints.
+	unclean := parseString(t, "/dev/sda1 / ext4 rw 0 0\nsrv:/x /data/ nfs rw 0 0\nshare /x/./y/../z 9p rw 0 0\n")
+	for p, want := range map[string]string{"/data/app.db": "nfs", "/x/z/app.db": "9p", "/x/y/app.db": "ext4"} {
+		m, err := unclean.Find(p)
+		if err != nil || m.FSType != want {
+			t.Errorf("Find(%q) = %+v, %v, want the %s mount", p, m, err, want)
+		}
+	}
+
+	if _, err := tab.Find("data/x"); err == nil || errors.Is(err, mounts.ErrNoMount) {
+		t.Errorf("Find(%q) error = %v, want a not-absolute error", "data/x", err)
+	}
+	noRoot := parseString(t, "/dev/sdb1 /data xfs rw 0 0\n")
+	if _, err := noRoot.Find("/srv/app.db"); !errors.Is(err, mounts.ErrNoMount) {
+		t.Errorf("Find(%q) error = %v, want %v", "/srv/app.db", err, mounts.ErrNoMount)
+	}
+	if _, err := noRoot.Classify("/srv/app.db"); !errors.Is(err, mounts.ErrNoMount) {
+		t.Errorf("Classify(%q) error = %v, want %v", "/srv/app.db", err, mounts.ErrNoMount)
+	}
+}
+
+func TestReadFileMissing(t *testing.T) {
+	_, err := mounts.ReadFile(filepath.Join(t.TempDir(), "nope"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadFile(missing) error = %v, want %v", err, os.ErrNotExist)
+	}
+}
+
+func TestReadSelf(t *testing.T) {
+	tab, err := mounts.ReadSelf()
+	if runtime.GOOS != "linux" {
+		if !errors.Is(err, mounts.ErrNotSupported) {
+			t.Errorf("ReadSelf() error = %v, want %v on %s", err, mounts.ErrNotSupported, runtime.GOOS)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("ReadSelf() error: %v", err)
+	}
+	if tab.Format != mounts.FormatMountinfo {
+		t.Errorf("ReadSelf().Format = %q, want %q", tab.Format, mounts.FormatMountinfo)
+	}
+	m, err := tab.Classify("/")
+	if err != nil {
+		t.Fatalf("Classify(%q) error: %v", "/", err)
+	}
+	if m.Class == "" || m.Mountpoint != "/" || m.Reason == "" {
+		t.Errorf("Classify(%q) = %+v, want a class for the root mount", "/", m)
+	}
+}
+
+func TestResolvePath(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir()) // the temp dir may itself sit under a symlink
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(tmp, "real")
+	if err := os.MkdirAll(filepath.Join(real, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(tmp, "link")); err != nil {
+		t.Skipf("cannot create symlinks here: %v", err)
+	}
+	if err := os.Symlink("real/data", filepath.Join(tmp, "rel")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ in, want string }{
+		{filepath.Join(tmp, "link", "data"), filepath.Join(real, "data")},
+		{filepath.Join(tmp, "link", "data", "app.db"), filepath.Join(real, "data", "app.db")},
+		{filepath.Join(tmp, "link", "missing", "deeper", "app.db"), filepath.Join(real, "missing", "deeper", "app.db")},
+		{filepath.Join(tmp, "rel", "app.db"), filepath.Join(real, "data", "app.db")},
+		{filepath.Join(tmp, "link", "data", "..", "data", "x") + string(filepath.Separator), filepath.Join(real, "data", "x")},
+		{filepath.Join(tmp, "file", "x"), filepath.Join(tmp, "file", "x")},
+		{"sub/app.db", filepath.Join(tmp, "sub", "app.db")},
+		{"link/data", filepath.Join(real, "data")},
+	}
+	t.Chdir(tmp)
+	for _, tt := range tests {
+		got, err := mounts.ResolvePath(tt.in)
+		if err != nil {
+			t.Errorf("ResolvePath(%q) error: %v", tt.in, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("ResolvePath(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
