@@ -46,7 +46,8 @@ var dbExts = []string{".db", ".sqlite", ".sqlite3", ".db3"}
 var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
 
 // Discover finds SQLite databases under each of dirs and inspects them with
-// Inspect. It reads and writes nothing else.
+// Inspect. Like Inspect it only reads: directories, and at most HeaderSize
+// bytes of each file it opens.
 //
 // In each directory, up to opts.MaxDepth, a regular file is a database when:
 //   - its name ends in .db, .sqlite, .sqlite3 or .db3 (any case); such a file
@@ -54,7 +55,7 @@ var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
 //     be read (Err), or it is empty (New);
 //   - otherwise, when its first 16 bytes are the header string
 //     "SQLite format 3\x00" (an empty file or one with another header string
-//     is not listed).
+//     is not listed). Every such file is opened to read those 16 bytes.
 //
 // Files whose names end in -wal, -shm or -journal are never listed or read;
 // they are reported as the sidecars of their database. Symlinks to files and

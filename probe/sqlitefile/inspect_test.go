@@ -1,6 +1,7 @@
 package sqlitefile_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -307,5 +308,49 @@ func BenchmarkInspectSparse(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDatabaseJSON pins the JSON shape, which the report renders as is.
+func TestDatabaseJSON(t *testing.T) {
+	h, err := sqlitefile.ParseHeader(readFixture(t, "wal-4096.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in   sqlitefile.Database
+		want string
+	}{
+		{
+			in: sqlitefile.Database{Path: "/data/app.db", SizeBytes: 8192, Header: &h, JournalMode: h.JournalMode(), PageSize: h.PageSize,
+				WAL: sqlitefile.Sidecar{Exists: true, SizeBytes: 4152, Dev: 1, Ino: 2}, SHM: sqlitefile.Sidecar{Exists: true, SizeBytes: 32768}, Dev: 1, Ino: 3},
+			want: `{"path":"/data/app.db","size_bytes":8192,"header":{"page_size":4096,"write_version":2,"read_version":2,"reserved_bytes":0,` +
+				`"change_counter":2,"database_size_pages":2,"text_encoding":1,"version_valid_for":2,"sqlite_version_number":3040001},` +
+				`"journal_mode":"wal","page_size":4096,"wal":{"exists":true,"size_bytes":4152},"shm":{"exists":true,"size_bytes":32768},` +
+				`"journal":{"exists":false,"size_bytes":0}}`,
+		},
+		{
+			in: sqlitefile.Database{Path: "/data/new.db", New: true},
+			want: `{"path":"/data/new.db","size_bytes":0,"new":true,"journal_mode":"",` +
+				`"wal":{"exists":false,"size_bytes":0},"shm":{"exists":false,"size_bytes":0},"journal":{"exists":false,"size_bytes":0}}`,
+		},
+		{
+			in: sqlitefile.Database{Path: "/data/x.db", SizeBytes: 5, NotSQLite: true, Err: "read header /data/x.db: truncated header: 5 of 100 bytes"},
+			want: `{"path":"/data/x.db","size_bytes":5,"not_sqlite":true,"error":"read header /data/x.db: truncated header: 5 of 100 bytes","journal_mode":"",` +
+				`"wal":{"exists":false,"size_bytes":0},"shm":{"exists":false,"size_bytes":0},"journal":{"exists":false,"size_bytes":0}}`,
+		},
+	}
+	for _, tt := range tests {
+		got, err := json.Marshal(tt.in)
+		if err != nil {
+			t.Fatalf("json.Marshal(%q): %v", tt.in.Path, err)
+		}
+		if diff := cmp.Diff(tt.want, string(got)); diff != "" {
+			t.Errorf("json.Marshal(%q) mismatch (-want +got):\n%s", tt.in.Path, diff)
+		}
+	}
+	res, err := json.Marshal(sqlitefile.Result{Databases: []sqlitefile.Database{}})
+	if err != nil || string(res) != `{"databases":[]}` {
+		t.Errorf(`json.Marshal(empty Result) = %s, %v; want {"databases":[]}`, res, err)
 	}
 }

@@ -1,0 +1,179 @@
+package preflight_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+// snapshot records every file under dir with its size, mode, mtime and hash.
+func snapshot(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s %d %v %d", p, fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			line += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		out = append(out, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestCheckNeverWrites checks a live WAL database (connection open, -wal and
+// -shm present) and proves that nothing in the data directory was created,
+// modified or removed.
+func TestCheckNeverWrites(t *testing.T) {
+	dir := t.TempDir()
+	// The live connection is held by another process: closing any descriptor
+	// of a file drops every POSIX lock this process holds on it.
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("sqlite3 not on PATH")
+		}
+		t.Skip("sqlite3 not on PATH: install Debian's sqlite3 to run this test")
+	}
+	live := exec.Command("sqlite3", filepath.Join(dir, "live.db"))
+	stdin, err := live.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); live.Wait() }()
+	fmt.Fprintln(stdin, "pragma journal_mode=wal; create table t(a); insert into t values (1),(2),(3);")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "live.db-shm")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sqlite3 did not open live.db in WAL mode within 5s")
+		}
+	}
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	testdb.Make(t, filepath.Join(dir, "sub", "old.sqlite"), "delete", 5)
+	os.WriteFile(filepath.Join(dir, "notes.db"), []byte("plain text"), 0o644)
+
+	before := snapshot(t, dir)
+	r, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir}})
+	if err != nil {
+		t.Fatalf("Check(%s): %v", dir, err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+		t.Errorf("Check(%s) changed the data directory (-before +after):\n%s", dir, diff)
+	}
+	got := map[string]string{}
+	for _, d := range r.DataDirs[0].Databases {
+		got[filepath.Base(d.Path)] = string(d.JournalMode)
+		if d.NotSQLite {
+			got[filepath.Base(d.Path)] = "not-sqlite"
+		}
+	}
+	want := map[string]string{"live.db": "wal", "old.sqlite": "rollback", "notes.db": "not-sqlite"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Check(%s) databases (-want +got):\n%s", dir, diff)
+	}
+	for _, d := range r.DataDirs[0].Databases {
+		if filepath.Base(d.Path) == "live.db" && (!d.WAL.Exists || !d.SHM.Exists) {
+			t.Errorf("live.db sidecars: wal %+v shm %+v, want both present", d.WAL, d.SHM)
+		}
+	}
+}
+
+// TestCheckDeduplicates gives the same directory three times, once through a
+// symlink, and expects each database once.
+func TestCheckDeduplicates(t *testing.T) {
+	dir := t.TempDir()
+	testdb.Make(t, filepath.Join(dir, "a.db"), "wal", 1)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	r, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir, link, filepath.Join(dir, "a.db")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range r.DataDirs {
+		n += len(d.Databases)
+	}
+	if n != 1 {
+		t.Errorf("Check(dir, symlink to dir, dir/a.db) reported %d databases, want 1", n)
+	}
+	if r.DataDirs[1].Resolved != r.DataDirs[0].Resolved {
+		t.Errorf("symlinked data dir resolved to %q, want %q", r.DataDirs[1].Resolved, r.DataDirs[0].Resolved)
+	}
+}
+
+// TestCheckSingleFileBind classifies a database whose file is a bind mount of
+// its own while its directory is on the writable layer.
+func TestCheckSingleFileBind(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "app.db")
+	testdb.Make(t, db, "wal", 1)
+	table, err := mounts.Parse(strings.NewReader(
+		"1 0 0:30 / / rw - overlay overlay rw,lowerdir=/l\n" +
+			"2 1 0:46 /Users/me/app.db " + db + " rw - fakeowner /run/host_mark/Users rw,fakeowner\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir}, MountTable: table, MountTableSource: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.ID)
+	}
+	want := []string{"ephemeral-data-dir", "wal-on-cross-vm", "single-file-bind"}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("findings for a single-file bind of a WAL database (-want +got):\n%s", diff)
+	}
+	if r.Verdict != preflight.VerdictUnsafe || r.JournalMode != "delete" {
+		t.Errorf("verdict %s, journal mode %s; want unsafe, delete", r.Verdict, r.JournalMode)
+	}
+}
+
+// TestRulesAreDocumented keeps the README's finding table in step with the
+// rules table.
+func TestRulesAreDocumented(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range preflight.Rules() {
+		if !strings.Contains(string(readme), "`"+r.ID+"`") {
+			t.Errorf("README.md does not document finding %s", r.ID)
+		}
+	}
+}
