@@ -83,3 +83,33 @@ func stepPower(n int) seedMatrix {
 	}
 	return r
 }
+
+// sumPageLE continues the little-endian checksum (s0, s1) over page, whose
+// length is a multiple of 16. It runs the two halves of the page as two
+// independent chains in one loop (the second from (0, 0)) and joins them with
+// half = A^(len(page)/16), see seedMatrix: twice the instruction-level
+// parallelism of sumLE on the same result.
+func sumPageLE(s0, s1 uint32, page []byte, half seedMatrix) (uint32, uint32) {
+	n := len(page) / 2
+	a, b := page[:n], page[n:]
+	var t0, t1 uint32
+	for len(a) >= 16 && len(b) >= 16 {
+		x := binary.LittleEndian.Uint64(a)
+		y := binary.LittleEndian.Uint64(b)
+		s0 += uint32(x) + s1
+		t0 += uint32(y) + t1
+		s1 += uint32(x>>32) + s0
+		t1 += uint32(y>>32) + t0
+		x = binary.LittleEndian.Uint64(a[8:])
+		y = binary.LittleEndian.Uint64(b[8:])
+		s0 += uint32(x) + s1
+		t0 += uint32(y) + t1
+		s1 += uint32(x>>32) + s0
+		t1 += uint32(y>>32) + t0
+		a, b = a[16:], b[16:]
+	}
+	s0, s1 = sumLE(s0, s1, a)
+	t0, t1 = sumLE(t0, t1, b)
+	s0, s1 = half.apply(s0, s1)
+	return s0 + t0, s1 + t1
+}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // HeaderSize is the size of the WAL header in bytes.
@@ -66,6 +67,9 @@ var ErrTruncatedHeader = errors.New("truncated WAL header")
 // readBufferSize is the read buffer of Validate. It must hold a whole frame
 // of the largest page size (65536 + 24 bytes).
 const readBufferSize = 1 << 20
+
+// readers recycles read buffers between calls of Validate.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
 
 // chainWindow is how many preceding frames' stored checksums a frame after
 // the break is checked against (see Report.ValidLookingAfter).
@@ -207,8 +211,10 @@ func ValidateFile(path string) (Report, error) {
 }
 
 // Validate reads a WAL from r once, to the end, and reports which frames
-// SQLite's recovery would replay (https://sqlite.org/fileformat2.html#walformat,
-// sections 4.1 to 4.3) and what lies beyond the first rejected frame.
+// SQLite's recovery would replay and what lies beyond the first rejected frame
+// (https://sqlite.org/fileformat2.html#walformat: "WAL File Format",
+// "Checksum Algorithm", "WAL Reset"; frame checks as in SQLite's wal.c
+// walIndexRecover and walDecodeFrame).
 //
 // A zero-length input yields Report{Empty: true} and a nil error. An input of
 // 1 to 31 bytes yields ErrTruncatedHeader, a wrong magic number ErrNotWAL
@@ -217,9 +223,15 @@ func ValidateFile(path string) (Report, error) {
 // reported in InvalidReason, as SQLite ignores such a log rather than failing.
 // The returned Report is filled as far as the input was read.
 //
-// Memory: one 1 MiB read buffer; frames are checked in place.
+// Memory: one 1 MiB read buffer, recycled between calls; frames are checked
+// in place. Validate is safe for concurrent use.
 func Validate(r io.Reader) (Report, error) {
-	br := bufio.NewReaderSize(r, readBufferSize)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil)
+		readers.Put(br)
+	}()
 	var rep Report
 	hb, err := br.Peek(HeaderSize)
 	rep.SizeBytes = int64(len(hb))
@@ -274,6 +286,7 @@ func Validate(r io.Reader) (Report, error) {
 		bigEndian: h.BigEndianChecksum,
 		frameSize: int(pageSize) + FrameHeaderSize,
 		step:      stepPower(1 + int(pageSize)/8),
+		half:      stepPower(int(pageSize) / 16),
 		s0:        c0,
 		s1:        c1,
 		hdr:       [2][2]uint32{{h.Checksum1, h.Checksum2}, {c0, c1}},
@@ -299,7 +312,8 @@ type scan struct {
 	rep          *Report
 	bigEndian    bool
 	frameSize    int
-	step         seedMatrix // A^(frameWords/2): see seedMatrix
+	step         seedMatrix // A^(frame words/2): see seedMatrix
+	half         seedMatrix // A^(page words/4), for sumPageLE
 	headerReason string     // non-empty: the header is unusable, every frame is after the break
 	broken       bool
 	s0, s1       uint32 // running checksum of the valid prefix
@@ -340,8 +354,7 @@ func (s *scan) run(br *bufio.Reader) error {
 				case pgno == 0:
 					reason = ReasonPageNumber
 				default:
-					a0, a1 := sum(s.bigEndian, s.s0, s.s1, buf[:8])
-					a0, a1 = sum(s.bigEndian, a0, a1, buf[FrameHeaderSize:])
+					a0, a1 := s.frameSum(s.s0, s.s1, buf)
 					if a0 != k0 || a1 != k1 {
 						reason = ReasonChecksum
 					} else {
@@ -422,13 +435,23 @@ func (s *scan) older(v uint32) bool {
 	return d != 0 && d < 1<<31
 }
 
+// frameSum continues the checksum (s0, s1) over the first 8 bytes of the
+// frame in buf and its page data.
+func (s *scan) frameSum(s0, s1 uint32, buf []byte) (uint32, uint32) {
+	if s.bigEndian {
+		s0, s1 = sumBE(s0, s1, buf[:8])
+		return sumBE(s0, s1, buf[FrameHeaderSize:])
+	}
+	s0, s1 = sumLE(s0, s1, buf[:8])
+	return sumPageLE(s0, s1, buf[FrameHeaderSize:], s.half)
+}
+
 // chains reports whether the frame in buf, whose stored checksum is (k0, k1),
 // has a checksum that continues from the header or from one of the last
 // chainWindow frames. The frame is summed once from (0, 0); each candidate
 // start is then applied with the step matrix.
 func (s *scan) chains(buf []byte, k0, k1 uint32) bool {
-	f0, f1 := sum(s.bigEndian, 0, 0, buf[:8])
-	f0, f1 = sum(s.bigEndian, f0, f1, buf[FrameHeaderSize:])
+	f0, f1 := s.frameSum(0, 0, buf)
 	match := func(seed [2]uint32) bool {
 		a0, a1 := s.step.apply(seed[0], seed[1])
 		return a0+f0 == k0 && a1+f1 == k1
