@@ -148,7 +148,11 @@ var rules = []rule{
 			if s.dir.Mount == nil || s.dir.Mount.Class != mounts.ClassEphemeral {
 				return "", "", false
 			}
-			return fmt.Sprintf("%s is not on a volume (%s): the data is lost when the container is removed (docker rm, compose down, a recreate on upgrade), and on restart for tmpfs", s.dir.Path, s.dir.Mount.Reason), "", true
+			when := "when the container is removed (docker rm, compose down, a recreate on upgrade)"
+			if s.dir.Mount.FSType == "tmpfs" || s.dir.Mount.FSType == "ramfs" {
+				when = "when the container stops or restarts"
+			}
+			return fmt.Sprintf("%s is not on a persistent volume: its data is lost %s (%s)", s.dir.Path, when, s.dir.Mount.Reason), "", true
 		},
 		remedy: func(s subject) []string {
 			return []string{fmt.Sprintf("Mount a named volume at %s: docker run -v APP-data:%s ..., or in compose: volumes: [\"app-data:%s\"] with a top-level volumes: {app-data: {}}.", s.dir.Path, s.dir.Path, s.dir.Path)}

@@ -36,7 +36,7 @@ if ! reason=$(timeout 20 docker info 2>&1 >/dev/null); then
 	say ""
 	say "demo: note: docker is not reachable (${reason:-docker info failed}); checking on this host instead"
 	mkdir -p examples/data
-	DATA_DIR=examples/data DEMO_ROWS=5 bin/demoapp | tail -n 1
+	DATA_DIR=examples/data DEMO_ROWS=5 bin/demoapp >/dev/null
 	set +e
 	bin/preflight check examples/data
 	code=$?
@@ -80,16 +80,20 @@ summary=()
 # demo_case TITLE [DOCKER RUN OPTIONS...]: start the app on /data, check
 # /data from inside its container, then run the image as shipped.
 demo_case() {
-	local title=$1 cid code run_code i
+	local title=$1 cid code run_code i logs
 	shift
 	printf '\n== %s ==\n' "$title"
 	cid=$(docker run -d --label "$label" "$@" --entrypoint /demoapp -e DEMO_INTERVAL=200ms "$image")
 	for i in $(seq 50); do
-		docker logs "$cid" 2>&1 | grep -q '^demoapp: pid=' && break
-		[ "$i" = 50 ] && say "demo: the app did not start" && docker logs "$cid" >&2
+		logs=$(docker logs "$cid" 2>&1)
+		case $logs in *"demoapp: pid="*) break ;; esac
+		if [ "$i" = 50 ]; then
+			say "demo: the app did not start; its logs:"
+			say "$logs"
+		fi
 		sleep 0.2
 	done
-	docker logs "$cid" 2>&1 | head -n 1
+	printf '%s\n' "${logs%%$'\n'*}"
 	printf -- '-- preflight check /data (the app running)\n'
 	set +e
 	docker exec "$cid" /preflight check /data

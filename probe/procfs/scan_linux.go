@@ -1,0 +1,537 @@
+package procfs
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxCmdline is the length Holder.Cmdline is cut to.
+const maxCmdline = 200
+
+// Scan lists the processes in opts.ProcRoot (default /proc) that hold any
+// file of targets open (/proc/PID/fd) or mapped (/proc/PID/maps), matched by
+// device and inode, and the sidecars they hold that are no longer the file
+// at their path ([Unlinked]). Targets with all-zero FileIDs match nothing by
+// inode but can still yield Unlinked entries.
+//
+// Scan acquires nothing and changes nothing; it only reads /proc. It reads
+// each process's fd directory and maps; comm, cmdline and status only for
+// processes that hold something. Processes that exit during the scan
+// (ENOENT, ESRCH) are skipped. Processes that may not be read (EACCES,
+// EPERM) are counted in Result.Denied and make Result.Sure false. Threads
+// are not scanned separately: a thread with a private descriptor table
+// (clone(2) without CLONE_FILES) is not seen.
+//
+// Scan returns an error when ProcRoot cannot be listed, or ctx's error when
+// ctx is done before the scan finishes; the Result is then empty.
+func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
+	root := opts.ProcRoot
+	if root == "" {
+		root = "/proc"
+	}
+	d, err := os.Open(root)
+	if err != nil {
+		return Result{}, fmt.Errorf("read process list: %w", err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return Result{}, fmt.Errorf("read process list: %w", err)
+	}
+	exclude := map[int]bool{os.Getpid(): true}
+	for _, p := range opts.ExcludePIDs {
+		exclude[p] = true
+	}
+	pids := make([]int, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid <= 0 || exclude[pid] {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+
+	s := newScanner(root, targets)
+	workers := min(runtime.GOMAXPROCS(0), 8, max(1, len(pids)/64))
+	results := make([]procResult, len(pids))
+	var wg sync.WaitGroup
+	var next struct {
+		sync.Mutex
+		i int
+	}
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b buffers
+			for ctx.Err() == nil {
+				next.Lock()
+				i := next.i
+				next.i++
+				next.Unlock()
+				if i >= len(pids) {
+					return
+				}
+				results[i] = s.scanPID(pids[i], &b)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+
+	res := Result{Holders: []Holder{}, Unlinked: []Unlinked{}}
+	users := map[string]string{}
+	for _, r := range results {
+		if r.gone {
+			continue
+		}
+		res.Scanned++
+		if r.denied {
+			res.Denied++
+		}
+		if len(r.holders) == 0 && len(r.unlinked) == 0 {
+			continue
+		}
+		comm, cmdline, uid, ok := s.describe(r.pid)
+		if !ok {
+			res.Scanned-- // exited before we could name it
+			if r.denied {
+				res.Denied--
+			}
+			continue
+		}
+		name, seen := users[uid]
+		if !seen {
+			name = uid
+			if u, err := user.LookupId(uid); err == nil {
+				name = u.Username
+			}
+			users[uid] = name
+		}
+		for _, h := range r.holders {
+			h.Comm, h.Cmdline, h.User = comm, cmdline, name
+			res.Holders = append(res.Holders, h)
+		}
+		for _, u := range r.unlinked {
+			u.Comm = comm
+			res.Unlinked = append(res.Unlinked, u)
+		}
+	}
+	res.Sure = res.Denied == 0
+	slices.SortFunc(res.Holders, func(a, b Holder) int {
+		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Target, b.Target),
+			cmp.Compare(a.File, b.File), compareHow(a.How, b.How))
+	})
+	slices.SortFunc(res.Unlinked, func(a, b Unlinked) int {
+		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Target, b.Target),
+			cmp.Compare(a.File, b.File), compareHow(a.How, b.How))
+	})
+	return res, nil
+}
+
+// compareHow orders "fd 3" before "fd 10" before "mmap".
+func compareHow(a, b string) int {
+	na, ea := strconv.Atoi(strings.TrimPrefix(a, "fd "))
+	nb, eb := strconv.Atoi(strings.TrimPrefix(b, "fd "))
+	if ea == nil && eb == nil {
+		return cmp.Compare(na, nb)
+	}
+	return cmp.Compare(a, b)
+}
+
+// ref names one file of one target.
+type ref struct {
+	target int // index into scanner.targets
+	file   string
+}
+
+// scanner holds what Scan matches against; it is read-only during the scan
+// and shared by the workers.
+type scanner struct {
+	root    string
+	targets []Target
+	byID    map[FileID]ref
+	// byPath maps the caller's view of each target file's path (Path and
+	// its symlink-resolved form, each with "", "-wal", "-shm") to the file.
+	byPath map[string]ref
+	// devs holds the devices of the targets' files and directories: only
+	// descriptors on these devices are read-linked in search of Unlinked.
+	devs  map[uint64]bool
+	mntNS string // our mount namespace link, "" when unreadable
+}
+
+func newScanner(root string, targets []Target) *scanner {
+	s := &scanner{
+		root:    root,
+		targets: targets,
+		byID:    map[FileID]ref{},
+		byPath:  map[string]ref{},
+		devs:    map[uint64]bool{},
+	}
+	s.mntNS, _ = os.Readlink(filepath.Join(root, "self/ns/mnt"))
+	for i, t := range targets {
+		files := []struct {
+			name string
+			id   FileID
+		}{{FileDB, t.DB}, {FileWAL, t.WAL}, {FileSHM, t.SHM}}
+		for _, f := range files {
+			if !f.id.IsZero() {
+				s.byID[f.id] = ref{i, f.name}
+				s.devs[f.id.Dev] = true
+			}
+		}
+		if t.Path == "" {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(filepath.Dir(t.Path), &st) == nil {
+			s.devs[st.Dev] = true
+		}
+		paths := []string{t.Path}
+		if r, err := filepath.EvalSymlinks(t.Path); err == nil && r != t.Path {
+			paths = append(paths, r)
+		}
+		for _, p := range paths {
+			s.byPath[p] = ref{i, FileDB}
+			s.byPath[p+"-wal"] = ref{i, FileWAL}
+			s.byPath[p+"-shm"] = ref{i, FileSHM}
+		}
+	}
+	return s
+}
+
+func (s *scanner) current(r ref) FileID {
+	t := s.targets[r.target]
+	switch r.file {
+	case FileDB:
+		return t.DB
+	case FileWAL:
+		return t.WAL
+	}
+	return t.SHM
+}
+
+// now stats the target file of m at the time of the call, so that a sidecar
+// recreated between TargetFor and Scan (SQLite deletes the -wal and -shm
+// when the last connection closes) is not mistaken for a replaced one.
+func (s *scanner) now(m ref) FileID {
+	p := s.targets[m.target].Path
+	switch m.file {
+	case FileWAL:
+		p += "-wal"
+	case FileSHM:
+		p += "-shm"
+	}
+	var st unix.Stat_t
+	if unix.Stat(p, &st) != nil {
+		return FileID{}
+	}
+	return FileID{Dev: st.Dev, Ino: st.Ino}
+}
+
+// procResult is what scanPID found in one process.
+type procResult struct {
+	pid      int
+	gone     bool // exited during the scan
+	denied   bool // something could not be read
+	holders  []Holder
+	unlinked []Unlinked
+}
+
+// candidate is a held file that did not match a target by inode but lives
+// on a target's device: it may be an unlinked sidecar.
+type candidate struct {
+	link string
+	id   FileID
+	how  string
+}
+
+// buffers are one worker's reusable buffers.
+type buffers struct {
+	dirent []byte   // getdents(2) output
+	names  []string // fd names
+	maps   []byte   // /proc/PID/maps text
+}
+
+// scanPID reads /proc/PID/fd and /proc/PID/maps. It works with raw *at
+// system calls relative to a descriptor of /proc/PID: os.Open's extra
+// fstat, and walking /proc/PID again for every descriptor, cost more than
+// the rest of the scan.
+func (s *scanner) scanPID(pid int, b *buffers) procResult {
+	r := procResult{pid: pid}
+	dirfd, err := unix.Open(s.root+"/"+strconv.Itoa(pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		// Exited, or (any other error) could not be read.
+		r.gone = gone(err)
+		r.denied = !r.gone
+		return r
+	}
+	defer unix.Close(dirfd)
+	var cands []candidate
+	var dbLinks []dbLink // this process's descriptors of a target database
+
+	fds, err := readDirNames(dirfd, "fd", b)
+	switch {
+	case gone(err):
+		r.gone = true
+		return r
+	case err != nil:
+		r.denied = true
+	}
+	var st unix.Stat_t
+	for _, fd := range fds {
+		name := "fd/" + fd
+		if err := unix.Fstatat(dirfd, name, &st, 0); err != nil {
+			if !gone(err) {
+				r.denied = true
+			}
+			continue // closed meanwhile
+		}
+		id := FileID{Dev: st.Dev, Ino: st.Ino}
+		if m, ok := s.byID[id]; ok {
+			r.holders = append(r.holders, Holder{
+				PID: pid, Target: s.targets[m.target].Path, File: m.file, How: "fd " + fd,
+			})
+			if m.file == FileDB {
+				if l, err := readlinkat(dirfd, name); err == nil {
+					dbLinks = append(dbLinks, dbLink{strings.TrimSuffix(l, " (deleted)"), m.target})
+				}
+			}
+			continue
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || !s.devs[st.Dev] {
+			continue
+		}
+		if l, err := readlinkat(dirfd, name); err == nil {
+			cands = append(cands, candidate{link: l, id: id, how: "fd " + fd})
+		}
+	}
+
+	b.maps, err = readFileAt(dirfd, "maps", b.maps)
+	switch {
+	case gone(err):
+		r.gone = true
+		return r
+	case err != nil:
+		r.denied = true
+	}
+	var seen map[ref]bool
+	parseMaps(b.maps, func(m mapping) bool {
+		id := FileID{Dev: unix.Mkdev(m.Major, m.Minor), Ino: m.Ino}
+		if t, ok := s.byID[id]; ok {
+			if !seen[t] {
+				if seen == nil {
+					seen = map[ref]bool{}
+				}
+				seen[t] = true
+				r.holders = append(r.holders, Holder{
+					PID: pid, Target: s.targets[t.target].Path, File: t.file, How: "mmap",
+				})
+			}
+			return true
+		}
+		if s.devs[id.Dev] {
+			cands = append(cands, candidate{link: string(m.Path), id: id, how: "mmap"})
+		}
+		return true
+	})
+
+	if len(cands) > 0 {
+		r.unlinked = s.unlinked(pid, dirfd, cands, dbLinks)
+	}
+	return r
+}
+
+// unlinked picks the candidates that are a target's file by name but not by
+// inode (see [Unlinked] for the rule).
+func (s *scanner) unlinked(pid, dirfd int, cands []candidate, dbLinks []dbLink) []Unlinked {
+	// Names as this process sees them, from its own descriptor of the
+	// database: valid in any mount namespace.
+	own := map[string]ref{}
+	for _, d := range dbLinks {
+		own[d.link+"-wal"] = ref{d.target, FileWAL}
+		own[d.link+"-shm"] = ref{d.target, FileSHM}
+	}
+	sameNS := false
+	if s.mntNS != "" {
+		ns, err := readlinkat(dirfd, "ns/mnt")
+		sameNS = err == nil && ns == s.mntNS
+	}
+	var out []Unlinked
+	done := map[string]bool{}
+	for _, c := range cands {
+		name := strings.TrimSuffix(c.link, " (deleted)")
+		m, ok := own[name]
+		if !ok && sameNS {
+			m, ok = s.byPath[name]
+		}
+		if !ok || c.id == s.current(m) || c.id == s.now(m) {
+			continue // the live file, possibly recreated after TargetFor
+		}
+		key := m.file + "\x00" + strconv.Itoa(m.target) + "\x00" + c.how
+		if c.how == "mmap" {
+			if done[key] {
+				continue
+			}
+			done[key] = true
+		}
+		out = append(out, Unlinked{
+			PID: pid, Target: s.targets[m.target].Path, File: m.file, Link: c.link, How: c.how,
+		})
+	}
+	return out
+}
+
+// dbLink is the link text of a process's descriptor of a target database.
+type dbLink struct {
+	link   string
+	target int
+}
+
+// describe reads comm, cmdline and the real uid of pid; ok is false when
+// the process has exited.
+func (s *scanner) describe(pid int) (comm, cmdline, uid string, ok bool) {
+	dir := s.root + "/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(dir + "/comm")
+	if gone(err) {
+		return "", "", "", false
+	}
+	comm = strings.TrimSuffix(string(b), "\n")
+	b, err = os.ReadFile(dir + "/cmdline")
+	if gone(err) {
+		return "", "", "", false
+	}
+	cmdline = formatCmdline(b)
+	b, err = os.ReadFile(dir + "/status")
+	if gone(err) {
+		return "", "", "", false
+	}
+	uid = statusUID(b)
+	return comm, cmdline, uid, true
+}
+
+// formatCmdline turns the NUL-separated /proc/PID/cmdline into one line cut
+// to about maxCmdline bytes.
+func formatCmdline(b []byte) string {
+	b = bytes.TrimRight(b, "\x00")
+	b = bytes.ReplaceAll(b, []byte{0}, []byte{' '})
+	if len(b) > maxCmdline {
+		n := maxCmdline
+		for n > 0 && b[n]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+			n--
+		}
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// statusUID returns the real uid from a /proc/PID/status text ("Uid:" line,
+// first of four fields), or "" if there is none.
+func statusUID(b []byte) string {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if rest, ok := bytes.CutPrefix(line, []byte("Uid:")); ok {
+			if f := bytes.Fields(rest); len(f) > 0 {
+				return string(f[0])
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// readDirNames lists the directory name relative to dirfd, without sorting
+// and without "." and "..". The names alias nothing; b's buffers are reused.
+func readDirNames(dirfd int, name string, b *buffers) ([]string, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	if b.dirent == nil {
+		b.dirent = make([]byte, 8<<10)
+	}
+	names := b.names[:0]
+	for {
+		n, err := unix.ReadDirent(fd, b.dirent)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			break
+		}
+		_, _, names = unix.ParseDirent(b.dirent[:n], -1, names)
+	}
+	b.names = names
+	return names, nil
+}
+
+// readFileAt reads the whole of the /proc file name relative to dirfd into
+// buf[:0], growing it.
+func readFileAt(dirfd int, name string, buf []byte) ([]byte, error) {
+	buf = buf[:0]
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return buf, err
+	}
+	defer unix.Close(fd)
+	for {
+		if cap(buf)-len(buf) < 4096 {
+			buf = append(buf[:cap(buf)], make([]byte, max(16<<10, cap(buf)))...)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, err
+		}
+		if n <= 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// readlinkat reads the symbolic link name relative to dirfd.
+func readlinkat(dirfd int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		b := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, b)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(b[:n]), nil
+		}
+	}
+}
+
+// gone reports whether err means the process exited while we read it.
+func gone(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH)
+}

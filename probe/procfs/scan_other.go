@@ -1,0 +1,15 @@
+//go:build !linux
+
+package procfs
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+// Scan needs Linux's /proc: on this system it returns an error wrapping
+// [ErrNotSupported].
+func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
+	return Result{}, fmt.Errorf("scan processes on %s: %w", runtime.GOOS, ErrNotSupported)
+}
