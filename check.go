@@ -68,7 +68,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: saved}
 	if table == nil {
 		r.MountTable.Source = "/proc/self/mountinfo"
-		t, err := mounts.ReadSelf()
+		t, err := mounts.ReadSelfFor(lookupPaths(opts.Paths))
 		if err != nil {
 			r.MountTable.Error = err.Error()
 		} else {
@@ -226,4 +226,20 @@ func worstClass(dirs []DataDir) mounts.Class {
 		}
 	}
 	return worst
+}
+
+// lookupPaths returns the resolved, absolute forms of paths and their parent
+// directories: every path whose mount a check may look up.
+func lookupPaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		res, err := mounts.ResolvePath(p)
+		if err != nil {
+			if res, err = filepath.Abs(p); err != nil {
+				return []string{"/"}
+			}
+		}
+		out = append(out, res, filepath.Dir(res))
+	}
+	return out
 }

@@ -2,6 +2,8 @@ package mounts
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 
 	"github.com/moby/sys/mountinfo"
 )
@@ -15,6 +17,26 @@ const selfMountinfo = "/proc/self/mountinfo"
 // [ErrNotSupported].
 func ReadSelf() (*Table, error) {
 	return ReadFile(selfMountinfo)
+}
+
+// ReadSelfFor reads /proc/self/mountinfo like [ReadSelf] but keeps only the
+// mounts that can matter for paths: "/", the mounts at or above each path,
+// and the mounts below it (single-file binds inside a data directory).
+// Paths must be absolute and clean, with symlinks resolved (see
+// [ResolvePath]). Skipping the other lines before they are parsed keeps the
+// cost of a check low on hosts with thousands of mounts.
+func ReadSelfFor(paths []string) (*Table, error) {
+	f, err := os.Open(selfMountinfo)
+	if err != nil {
+		return nil, fmt.Errorf("read mount table: %w", err)
+	}
+	defer f.Close()
+	p := newParser()
+	p.keep = func(raw []byte) bool { return relevant(raw, paths) }
+	if err := p.run(f); err != nil {
+		return nil, fmt.Errorf("read mount table %s: %w", selfMountinfo, err)
+	}
+	return p.table()
 }
 
 // parseMountinfo parses mountinfo lines with the moby/sys/mountinfo

@@ -20,3 +20,7 @@ func ReadSelf() (*Table, error) {
 func parseMountinfo([]byte) ([]*mountinfo.Info, error) {
 	return nil, fmt.Errorf("parse mountinfo on %s: %w", runtime.GOOS, ErrNotSupported)
 }
+
+// ReadSelfFor returns an error wrapping [ErrNotSupported]: there is no
+// /proc/self/mountinfo on this system.
+func ReadSelfFor([]string) (*Table, error) { return ReadSelf() }

@@ -232,3 +232,19 @@ func (t *Table) Classify(p string) (Mount, error) {
 	}
 	return Classify(m), nil
 }
+
+// relevant reports whether a mount at the raw (escaped) mountpoint can hold
+// one of paths or sit below one of them. Mountpoints with escapes are always
+// kept, so nothing is lost to an unescaped comparison.
+func relevant(raw []byte, paths []string) bool {
+	mp := string(raw)
+	if mp == "/" || strings.IndexByte(mp, '\\') >= 0 {
+		return true
+	}
+	for _, p := range paths {
+		if p == mp || strings.HasPrefix(p, mp+"/") || strings.HasPrefix(mp, p+"/") || p == "/" {
+			return true
+		}
+	}
+	return false
+}

@@ -33,6 +33,9 @@ type parser struct {
 	order   []Format
 	skipped int
 	header  *findmntHeader
+	// keep, when set, drops mountinfo lines whose raw (still escaped)
+	// mountpoint field it rejects, before they are parsed.
+	keep func(mountpoint []byte) bool
 }
 
 func newParser() *parser {
@@ -90,6 +93,9 @@ func (p *parser) line(b []byte) error {
 		return nil
 	}
 	if looksLikeMountinfo(b) {
+		if p.keep != nil && !p.keep(mountinfoField(b, 4)) {
+			return nil
+		}
 		if len(b) > maxMountinfoLine {
 			b = []byte(shortenOptions(string(b)))
 			if len(b) > maxMountinfoLine {
@@ -538,3 +544,20 @@ func unescapeFindmnt(s string) string {
 }
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// mountinfoField returns the i-th (0-based) space-separated field of a
+// mountinfo line, or nil. Used only to pre-select lines; the line itself is
+// parsed by the mountinfo library.
+func mountinfoField(b []byte, i int) []byte {
+	for ; i > 0; i-- {
+		j := bytes.IndexByte(b, ' ')
+		if j < 0 {
+			return nil
+		}
+		b = b[j+1:]
+	}
+	if j := bytes.IndexByte(b, ' '); j >= 0 {
+		return b[:j]
+	}
+	return b
+}
