@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +15,12 @@ import (
 	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/preflight-sqlite/preflight/probe/procfs"
 )
 
-// The test binary doubles as a helper process when helperEnv is set: it
+// The test binary doubles as a helper process when helperEnv is set. With
+// helperEnv=scan it runs Scan for dbEnv and prints the Result as JSON.
+// Otherwise it
 // opens the database named by dbEnv on one connection and runs each line
 // of stdin as SQL, answering "ok" or "error: ..." on stdout, until stdin
 // closes. The line "write-loop" starts inserting a row every 5 ms in the
@@ -33,6 +37,23 @@ func TestMain(m *testing.M) {
 		code := m.Run()
 		killBenchProcs()
 		os.Exit(code)
+	}
+	if os.Getenv(helperEnv) == "scan" {
+		// Scan for the database in dbEnv and print the Result as JSON
+		// (run as another user).
+		tg, err := procfs.TargetFor(os.Getenv(dbEnv))
+		if err == nil {
+			var res procfs.Result
+			res, err = procfs.Scan(context.Background(), []procfs.Target{tg}, procfs.Options{})
+			if err == nil {
+				err = json.NewEncoder(os.Stdout).Encode(res)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scan helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	if err := sqlHelper(os.Getenv(dbEnv), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "sql helper:", err)

@@ -161,7 +161,8 @@ type Result struct {
 	// counting those that exited during the scan or were excluded).
 	Scanned int `json:"processes_scanned"`
 	// Denied counts processes whose fd directory, a descriptor or maps could
-	// not be read (EACCES, EPERM). Any such process might hold a target.
+	// not be read (EACCES, EPERM, or any error other than the process
+	// exiting). Any such process might hold a target.
 	Denied int `json:"processes_denied"`
 	// Sure is true when Denied is 0: every listed process was read in
 	// full. It does not cover processes this /proc does not list.

@@ -2,6 +2,7 @@ package procfs_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -328,6 +330,51 @@ func TestScanChurn(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%d scans while %d processes came and went", scans, spawned[0]+spawned[1])
+}
+
+// TestScanDenied runs Scan as an unprivileged user while a root child holds
+// the database: the child's fd directory and maps are unreadable, so the
+// answer must be unsure rather than "no holders".
+func TestScanDenied(t *testing.T) {
+	requireLinux(t)
+	if os.Getuid() != 0 {
+		t.Skip("skipping: needs root to start a helper as another user")
+	}
+	dir, err := os.MkdirTemp("", "procfs-denied")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	path := filepath.Join(dir, "x.db")
+	testdb.Make(t, path, "wal", 1)
+	c := startChild(t, path)
+	c.do(t, "select count(*) from t")
+	// The test binary may sit in a directory only root can enter.
+	bin := filepath.Join(dir, "procfs.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PROCFS_TEST_HELPER=scan", "PROCFS_TEST_DB="+path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scan helper as uid 65534: %v", err)
+	}
+	var res procfs.Result
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("scan helper output %q: %v", out, err)
+	}
+	if res.Sure || res.Denied == 0 || len(holdersOf(res, c.pid())) != 0 {
+		t.Errorf("Scan as uid 65534 = sure %v, denied %d, holders %+v; want unsure, denied > 0, child %d unseen",
+			res.Sure, res.Denied, res.Holders, c.pid())
+	}
 }
 
 func TestScanContext(t *testing.T) {
