@@ -209,8 +209,11 @@ type Result struct {
 	Err      string   `json:"error,omitempty"`
 	Endpoint Endpoint `json:"endpoint"`
 	Engine   *Engine  `json:"engine,omitempty"`
-	// InContainer is true when this process runs in a container (our id
-	// was found, or /.dockerenv or /run/.containerenv exists).
+	// InContainer is true when this process runs in a container: our id
+	// was found in mountinfo or cgroup, or $HOSTNAME named a container
+	// (only tried when /.dockerenv or /run/.containerenv exists). Those
+	// files alone are not enough: hosts built from container images have
+	// them too.
 	InContainer bool `json:"in_container"`
 	// Self is our own container when we run in one and the engine knows it.
 	Self *Container `json:"self,omitempty"`

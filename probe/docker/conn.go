@@ -1,0 +1,147 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+)
+
+// errNotGET is returned by the request hook for any method but GET, before
+// the request leaves the process.
+var errNotGET = errors.New("refusing a non-GET request: this probe only reads")
+
+// conn is one engine connection for one call.
+type conn struct {
+	ep  Endpoint
+	cli *client.Client
+
+	mu      sync.Mutex
+	dialErr error // the last dial error, for classifying failures
+}
+
+// connect builds a GET-only client for ep. It contacts nothing yet.
+// Supported schemes: unix and tcp (plain HTTP); TLS and ssh are not.
+func connect(ep Endpoint, timeout time.Duration) (*conn, error) {
+	u, err := client.ParseHostURL(ep.Host)
+	if err != nil {
+		return nil, fmt.Errorf("parse docker host %q: %w", ep.Host, err)
+	}
+	c := &conn{ep: ep}
+	d := &net.Dialer{Timeout: timeout}
+	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	switch u.Scheme {
+	case "unix":
+		sock := u.Host
+		dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return c.record(d.DialContext(ctx, "unix", sock))
+		}
+	case "tcp", "http":
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return c.record(d.DialContext(ctx, network, addr))
+		}
+	default:
+		return nil, fmt.Errorf("connect to docker at %s: scheme %q not supported (unix and tcp are)", ep.Host, u.Scheme)
+	}
+	cli, err := client.New(
+		client.WithHost(ep.Host),
+		client.WithDialContext(dial),
+		client.WithTimeout(timeout),
+		client.WithUserAgent("preflight"),
+		client.WithHTTPRequestHook(func(r *http.Request) error {
+			if r.Method != http.MethodGet {
+				return errNotGET
+			}
+			return nil
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connect to docker at %s: %w", ep.Host, err)
+	}
+	c.cli = cli
+	return c, nil
+}
+
+func (c *conn) record(nc net.Conn, err error) (net.Conn, error) {
+	if err != nil {
+		c.mu.Lock()
+		c.dialErr = err
+		c.mu.Unlock()
+	}
+	return nc, err
+}
+
+func (c *conn) close() { c.cli.Close() }
+
+// classify maps a failed call to a status. inContainer turns a missing
+// socket from "no-daemon" (a host without an engine) into "unreachable"
+// (a container without the socket mounted cannot see the engine).
+func (c *conn) classify(err error, inContainer bool) string {
+	c.mu.Lock()
+	dialErr := c.dialErr
+	c.mu.Unlock()
+	switch {
+	case dialErr != nil && errors.Is(dialErr, fs.ErrNotExist):
+		if inContainer {
+			return StatusUnreachable
+		}
+		return StatusNoDaemon
+	case dialErr != nil && (errors.Is(dialErr, fs.ErrPermission) || errors.Is(dialErr, syscall.EPERM)):
+		return StatusDenied
+	case dialErr != nil:
+		return StatusUnreachable
+	case errors.Is(err, context.DeadlineExceeded), client.IsErrConnectionFailed(err):
+		return StatusUnreachable
+	case cerrdefs.IsPermissionDenied(err), cerrdefs.IsUnauthorized(err):
+		return StatusDenied
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return StatusUnreachable
+	}
+	return StatusFailed
+}
+
+// sentinel returns the sentinel error for a status, or nil.
+func sentinel(status string) error {
+	switch status {
+	case StatusNoDaemon:
+		return ErrNoDaemon
+	case StatusDenied:
+		return ErrDenied
+	case StatusUnreachable:
+		return ErrUnreachable
+	}
+	return nil
+}
+
+// engine negotiates the API version (GET /_ping) and reads GET /version
+// and GET /info. A 401/403 on /info alone (a proxy with INFO=0) is not
+// fatal: the engine is then recognised from /version only.
+func (c *conn) engine(ctx context.Context) (*Engine, error) {
+	if _, err := c.cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		return nil, fmt.Errorf("ping docker at %s: %w", c.ep.Host, err)
+	}
+	v, err := c.cli.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get docker version at %s: %w", c.ep.Host, err)
+	}
+	info, err := c.cli.Info(ctx, client.InfoOptions{})
+	if err != nil && !cerrdefs.IsPermissionDenied(err) && !cerrdefs.IsUnauthorized(err) {
+		return nil, fmt.Errorf("get docker info at %s: %w", c.ep.Host, err)
+	}
+	e := Recognize(info.Info, v)
+	if runtime.GOOS != "linux" && e.OS == "linux" {
+		e.CrossesVM = true
+	}
+	return &e, nil
+}

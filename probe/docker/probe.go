@@ -1,0 +1,317 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+// Probe finds the other containers that write the data at dataPaths
+// (absolute paths in this process's mount namespace), within
+// opts.Timeout (default 2s).
+//
+// Inside a container it finds our own container: the id in the mountinfo
+// root of /etc/hostname, /etc/hosts or /etc/resolv.conf (SelfHow
+// "mountinfo"), else in /proc/self/cgroup ("cgroup"), else $HOSTNAME as a
+// short id or name whose inspect shows that hostname ("hostname"). It then
+// finds, in our inspect, the mount holding each data path (the path may be
+// below the mount's destination), lists running, restarting and paused
+// containers once, and reports every other container that mounts the same
+// volume, or a bind source equal to, inside or containing ours,
+// read-write. Our own container is never reported.
+//
+// On a host (no container found), data paths are host paths and every
+// container reaching them is reported.
+//
+// Failures are values: Status says what happened and Err why; Writers is
+// then empty and Sure false (except "no-daemon", see Result.Sure).
+func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
+	if opts.Mode == ModeOff {
+		return Result{Status: StatusOff, Writers: []Writer{}}
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
+	defer cancel()
+
+	local := readLocalSelf()
+	res := Result{Writers: []Writer{}, InContainer: local.id != ""}
+	c, ok := start(ctx, &res, opts)
+	if !ok {
+		return res
+	}
+	defer c.close()
+
+	sure := true
+	var targets []target
+	var self *Container
+	if local.id != "" || local.marker != "" {
+		var how string
+		var err error
+		self, how, err = c.findSelf(ctx, local, opts.env())
+		if err != nil {
+			res.fail(c, err, local.id != "")
+			return res
+		}
+		if self != nil {
+			res.Self, res.SelfHow, res.InContainer = self, how, true
+		}
+	}
+	switch {
+	case self != nil:
+		for _, p := range dataPaths {
+			rp := resolve(p)
+			mp := ""
+			if local.table != nil {
+				if m, err := local.table.Find(rp); err == nil {
+					mp = m.Mountpoint
+				}
+			}
+			ps := sourceOf(rp, mp, self.Mounts)
+			ps.Path = p
+			res.Paths = append(res.Paths, ps)
+			if ps.Mount == nil || ps.Mount.Type == MountTmpfs {
+				continue // private to our container
+			}
+			if ps.Mount.Type == MountVolume && ps.Mount.Driver != "" && ps.Mount.Driver != "local" {
+				sure = false // containers on other hosts may mount it
+			}
+			t := target{label: p, hostPath: ps.HostPath}
+			if ps.Mount.Source != "" {
+				t.mountSource = path.Clean(ps.Mount.Source)
+			}
+			if ps.Mount.Type == MountVolume {
+				t.volume = ps.Mount.Name
+			}
+			targets = append(targets, t)
+		}
+	case local.id != "":
+		// In a container the engine does not know (another engine, a pod
+		// sandbox): we cannot tell where our data comes from.
+		res.Err = fmt.Sprintf("own container %s (from %s) not found on the engine", short(local.id), local.how)
+		sure = false
+	default:
+		if local.marker != "" {
+			// A marker file but no container id, and $HOSTNAME is no
+			// container: most likely a host (or VM) built from a container
+			// image, but we cannot be sure.
+			res.Err = fmt.Sprintf("%s exists but no container id was found; data paths taken as host paths", local.marker)
+			sure = false
+		}
+		for _, p := range dataPaths {
+			hp := resolve(p)
+			targets = append(targets, target{label: p, hostPath: hp, mountSource: hp})
+		}
+	}
+
+	if len(targets) > 0 {
+		list, err := c.list(ctx)
+		if err != nil {
+			res.fail(c, err, res.InContainer)
+			return res
+		}
+		selfID := ""
+		if self != nil {
+			selfID = self.ID
+		}
+		res.Writers = findWriters(list, selfID, targets)
+	}
+	res.Status = StatusRan
+	res.Sure = sure
+	return res
+}
+
+// WritersOf lists the running, restarting and paused containers that mount
+// volume (a volume name) or hostPath (a path on the engine host; a bind
+// source equal to it, inside it or containing it) read-write, for use on a
+// host. Either may be empty. When this process runs in a container found
+// from mountinfo or cgroup, that container is left out.
+func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Result {
+	if opts.Mode == ModeOff {
+		return Result{Status: StatusOff, Writers: []Writer{}}
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
+	defer cancel()
+
+	local := readLocalSelf()
+	res := Result{Writers: []Writer{}, InContainer: local.id != ""}
+	c, ok := start(ctx, &res, opts)
+	if !ok {
+		return res
+	}
+	defer c.close()
+
+	var targets []target
+	if volume != "" {
+		targets = append(targets, target{label: volume, volume: volume})
+	}
+	if hostPath != "" {
+		hp := resolve(hostPath)
+		targets = append(targets, target{label: hostPath, hostPath: hp, mountSource: hp})
+	}
+	if len(targets) > 0 {
+		list, err := c.list(ctx)
+		if err != nil {
+			res.fail(c, err, res.InContainer)
+			return res
+		}
+		res.Writers = findWriters(list, local.id, targets)
+	}
+	res.Status = StatusRan
+	res.Sure = true
+	return res
+}
+
+// InspectContainer inspects the container nameOrID (a name, full id or
+// unique id prefix) and returns it with its mounts, and the engine, within
+// opts.Timeout. Errors wrap ErrNotFound, ErrNoDaemon, ErrDenied or
+// ErrUnreachable where they apply.
+func InspectContainer(ctx context.Context, nameOrID string, opts Options) (*Container, *Engine, error) {
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
+	defer cancel()
+	var res Result
+	c, ok := start(ctx, &res, opts)
+	if !ok {
+		return nil, nil, errorOf(res)
+	}
+	defer c.close()
+	r, err := c.cli.ContainerInspect(ctx, nameOrID, client.ContainerInspectOptions{})
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return nil, res.Engine, fmt.Errorf("inspect container %s: %w", nameOrID, ErrNotFound)
+		}
+		st := c.classify(err, false)
+		if s := sentinel(st); s != nil {
+			return nil, res.Engine, fmt.Errorf("inspect container %s: %w: %w", nameOrID, s, err)
+		}
+		return nil, res.Engine, fmt.Errorf("inspect container %s: %w", nameOrID, err)
+	}
+	return fromInspect(&r.Container), res.Engine, nil
+}
+
+// start discovers the endpoint, connects and reads the engine, filling res.
+// On failure res carries the status and error.
+func start(ctx context.Context, res *Result, opts Options) (*conn, bool) {
+	ep, err := Discover(opts)
+	res.Endpoint = ep
+	if err != nil {
+		res.Status, res.Err = StatusFailed, err.Error()
+		return nil, false
+	}
+	c, err := connect(ep, opts.timeout())
+	if err != nil {
+		res.Status, res.Err = StatusFailed, err.Error()
+		return nil, false
+	}
+	e, err := c.engine(ctx)
+	if err != nil {
+		c.close()
+		res.fail(c, err, res.InContainer)
+		return nil, false
+	}
+	res.Engine = e
+	return c, true
+}
+
+func (r *Result) fail(c *conn, err error, inContainer bool) {
+	r.Status = c.classify(err, inContainer)
+	r.Err = err.Error()
+	if r.Status == StatusNoDaemon {
+		r.Err = fmt.Sprintf("no docker socket at %s", r.Endpoint.Host)
+		r.Sure = true
+	} else if r.Status == StatusUnreachable && inContainer && errors.Is(c.dialErrValue(), os.ErrNotExist) {
+		r.Err = fmt.Sprintf("no docker socket at %s inside this container", r.Endpoint.Host)
+	}
+	r.Writers = []Writer{}
+}
+
+func (c *conn) dialErrValue() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dialErr
+}
+
+func errorOf(r Result) error {
+	if s := sentinel(r.Status); s != nil {
+		return fmt.Errorf("%w: %s", s, r.Err)
+	}
+	return errors.New(r.Err)
+}
+
+// list lists running, restarting and paused containers with their mounts,
+// in one GET /containers/json.
+func (c *conn) list(ctx context.Context) ([]container.Summary, error) {
+	f := make(client.Filters).Add("status", "running", "restarting", "paused")
+	r, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	return r.Items, nil
+}
+
+// findSelf inspects our container by the id found locally, else by
+// $HOSTNAME (or the kernel hostname) confirmed by the inspect's
+// Config.Hostname. It returns nil without error when the engine does not
+// know us.
+func (c *conn) findSelf(ctx context.Context, local localSelf, env func(string) string) (*Container, string, error) {
+	if local.id != "" {
+		r, err := c.cli.ContainerInspect(ctx, local.id, client.ContainerInspectOptions{})
+		if err == nil {
+			return fromInspect(&r.Container), local.how, nil
+		}
+		if !cerrdefs.IsNotFound(err) {
+			return nil, "", fmt.Errorf("inspect own container %s: %w", short(local.id), err)
+		}
+	}
+	if local.id == "" && local.marker == "" {
+		return nil, "", nil
+	}
+	h := env("HOSTNAME")
+	if h == "" {
+		h, _ = os.Hostname()
+	}
+	if h == "" {
+		return nil, "", nil
+	}
+	r, err := c.cli.ContainerInspect(ctx, h, client.ContainerInspectOptions{})
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return nil, "", nil
+		}
+		return nil, "", fmt.Errorf("inspect own container %s: %w", h, err)
+	}
+	ct := r.Container
+	confirmed := ct.Config != nil && ct.Config.Hostname == h
+	if isShortID(h) && !strings.HasPrefix(ct.ID, h) {
+		confirmed = false
+	}
+	if local.id != "" && ct.ID != local.id {
+		confirmed = false
+	}
+	if !confirmed {
+		return nil, "", nil
+	}
+	return fromInspect(&ct), "hostname", nil
+}
+
+// resolve makes p absolute and resolves symlinks in its existing part.
+func resolve(p string) string {
+	if rp, err := mounts.ResolvePath(p); err == nil {
+		return filepath.ToSlash(rp)
+	}
+	return path.Clean(filepath.ToSlash(p))
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,98 @@
+package docker
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+// containerRoot matches the mountinfo root of the files an engine bind
+// mounts at /etc/hostname, /etc/hosts and /etc/resolv.conf: Docker's
+// <data-root>/containers/<id>/hostname and Podman's
+// .../overlay-containers/<id>/userdata/hostname. A CRI sandbox path
+// (.../sandboxes/<id>/hostname) does not match: that id is not a container's.
+var containerRoot = regexp.MustCompile(`/(?:containers|overlay-containers)/([0-9a-f]{64})/(?:userdata/)?(?:hostname|hosts|resolv\.conf)$`)
+
+// ContainerIDFromMounts returns our container id from a mount table: the
+// id in the root field of the /etc/hostname mount, else /etc/hosts, else
+// /etc/resolv.conf. It returns "" when none matches (not in a container, or
+// a table without root fields). Works with cgroup v1 and v2.
+func ContainerIDFromMounts(t *mounts.Table) string {
+	rank := map[string]int{"/etc/hostname": 1, "/etc/hosts": 2, "/etc/resolv.conf": 3}
+	id, best := "", 4
+	for _, m := range t.Mounts {
+		r, ok := rank[m.Mountpoint]
+		if !ok || r >= best {
+			continue
+		}
+		if sm := containerRoot.FindStringSubmatch(m.Root); sm != nil {
+			id, best = sm[1], r
+		}
+	}
+	return id
+}
+
+// ContainerIDFromCgroup returns our container id from /proc/self/cgroup
+// content: the last path element of a line that is a 64-hex id, bare
+// (/docker/<id>) or as a systemd scope (docker-<id>.scope, libpod-<id>.scope,
+// cri-containerd-<id>.scope, crio-<id>.scope). Nested engines give
+// /docker/<outer>/docker/<inner>; the innermost id wins. It returns "" when
+// no line has one, as with cgroup v2 and a private cgroup namespace ("0::/").
+func ContainerIDFromCgroup(r io.Reader) (string, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		// hierarchy-ID:controller-list:cgroup-path (cgroups(7))
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		p := parts[2]
+		last := p[strings.LastIndexByte(p, '/')+1:]
+		last = strings.TrimSuffix(last, ".scope")
+		for _, pre := range []string{"docker-", "libpod-", "cri-containerd-", "crio-"} {
+			last = strings.TrimPrefix(last, pre)
+		}
+		if isHexID(last) {
+			return last, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("read cgroup: %w", err)
+	}
+	return "", nil
+}
+
+func isHexID(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// isShortID reports whether s looks like Docker's default hostname, the
+// first 12 hex digits of the container id.
+func isShortID(s string) bool {
+	if len(s) != 12 {
+		return false
+	}
+	return isHexID(s + strings.Repeat("0", 52))
+}
+
+// localSelf is what this process can tell about its container without the
+// engine.
+type localSelf struct {
+	id     string        // from mountinfo or cgroup
+	how    string        // "mountinfo" or "cgroup"
+	marker string        // "/.dockerenv" or "/run/.containerenv" when present
+	table  *mounts.Table // our mount table; nil when unreadable
+}

@@ -1,0 +1,153 @@
+package docker
+
+import (
+	"path"
+	"strings"
+
+	"github.com/moby/moby/api/types/container"
+)
+
+// target is one piece of data whose writers we look for.
+type target struct {
+	label       string // Writer.Path
+	volume      string // volume name; "" when the data is not on a volume
+	hostPath    string // engine-host path of the data; "" when unknown
+	mountSource string // engine-host source of the mount holding it (== hostPath on a host)
+}
+
+// relation says how mount m of another container reaches t, or "" when it
+// does not or is read-only. Paths are the engine's (slash-separated).
+func relation(t target, m MountRef) string {
+	if !m.RW || m.Type == MountTmpfs {
+		return ""
+	}
+	if t.volume != "" && m.Type == MountVolume && m.Name == t.volume {
+		return SameVolume
+	}
+	if t.hostPath == "" || m.Source == "" {
+		return ""
+	}
+	src := path.Clean(m.Source)
+	switch {
+	case src == t.mountSource || src == t.hostPath:
+		if m.Type == MountVolume {
+			return SameVolume
+		}
+		return SameBindSource
+	case within(t.hostPath, src):
+		return BindContainsOurs
+	case within(src, t.hostPath):
+		return BindInsideOurs
+	}
+	return ""
+}
+
+// within reports whether p is strictly below dir.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return p != "/"
+	}
+	return strings.HasPrefix(p, dir+"/")
+}
+
+// findWriters returns, for every target, each container other than selfID
+// with a read-write mount that reaches it. Containers are taken in list
+// order; one container is reported once per target (its first such mount).
+func findWriters(list []container.Summary, selfID string, targets []target) []Writer {
+	ws := []Writer{}
+	for _, t := range targets {
+		for i := range list {
+			s := &list[i]
+			if s.ID == selfID {
+				continue
+			}
+			for _, mp := range s.Mounts {
+				m := mountRef(mp)
+				if rel := relation(t, m); rel != "" {
+					ws = append(ws, Writer{Container: fromSummary(s), Mount: m, Relation: rel, Path: t.label})
+					break
+				}
+			}
+		}
+	}
+	return ws
+}
+
+func mountRef(mp container.MountPoint) MountRef {
+	return MountRef{
+		Type:        string(mp.Type),
+		Name:        mp.Name,
+		Source:      mp.Source,
+		Destination: mp.Destination,
+		Driver:      mp.Driver,
+		RW:          mp.RW,
+	}
+}
+
+func mountRefs(mps []container.MountPoint) []MountRef {
+	out := make([]MountRef, 0, len(mps))
+	for _, mp := range mps {
+		out = append(out, mountRef(mp))
+	}
+	return out
+}
+
+func fromSummary(s *container.Summary) Container {
+	c := Container{ID: s.ID, Image: s.Image, State: string(s.State), Mounts: mountRefs(s.Mounts)}
+	if len(s.Names) > 0 {
+		c.Name = strings.TrimPrefix(s.Names[0], "/")
+	}
+	c.setLabels(s.Labels)
+	return c
+}
+
+func fromInspect(r *container.InspectResponse) *Container {
+	c := &Container{ID: r.ID, Name: strings.TrimPrefix(r.Name, "/"), Image: r.Image, Mounts: mountRefs(r.Mounts)}
+	if r.State != nil {
+		c.State = string(r.State.Status)
+	}
+	if r.Config != nil {
+		c.Image = r.Config.Image
+		c.setLabels(r.Config.Labels)
+	}
+	return c
+}
+
+func (c *Container) setLabels(l map[string]string) {
+	c.ComposeProject = l[labelProject]
+	c.ComposeService = l[labelService]
+	c.OneOff = strings.EqualFold(l[labelOneOff], "true")
+}
+
+// sourceOf finds the mount of our container holding data path p (absolute,
+// symlinks resolved). mountpoint is the deepest mountpoint over p from our
+// own mount table, or "" when unknown; when it is known, only a mount with
+// exactly that destination counts, so a data path on a mount the engine did
+// not make (or on the writable layer) has no source. Without it, the
+// longest destination prefix wins.
+func sourceOf(p, mountpoint string, ms []MountRef) PathSource {
+	ps := PathSource{Path: p}
+	best := -1
+	for i, m := range ms {
+		d := path.Clean(m.Destination)
+		if mountpoint != "" {
+			if d == path.Clean(mountpoint) {
+				best = i
+			}
+			continue
+		}
+		if (p == d || within(p, d)) && (best < 0 || len(d) > len(path.Clean(ms[best].Destination))) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ps
+	}
+	m := ms[best]
+	ps.Mount = &m
+	if m.Source != "" && m.Type != MountTmpfs {
+		rel := strings.TrimPrefix(p, path.Clean(m.Destination))
+		ps.HostPath = path.Join(m.Source, rel)
+	}
+	return ps
+}
