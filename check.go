@@ -41,6 +41,8 @@ type Options struct {
 	MaxDepth int
 	// Ignore lists finding IDs to demote to info.
 	Ignore []string
+	// Writers configures the live-writer probes.
+	Writers WriterOptions
 }
 
 // Check classifies each path's filesystem, inspects its databases and
@@ -97,14 +99,8 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		r.DataDirs = append(r.DataDirs, d)
 	}
 
-	r.Findings = evaluate(r.DataDirs)
-	if table != nil && table.Skipped > 0 {
-		r.Findings = append(r.Findings, Finding{
-			ID: "mount-table-skipped-lines", Level: LevelWarn, Path: r.MountTable.Source,
-			Message: fmt.Sprintf("%d lines of %s fit no mount table format and were skipped", table.Skipped, r.MountTable.Source),
-			Remedy:  []string{"Paste the table as printed by cat /proc/self/mountinfo, cat /proc/mounts, mount or findmnt, without other output."},
-		})
-	}
+	probeWriters(ctx, r, opts.Writers)
+	r.Findings = evaluate(r, opts.Writers)
 	for i := range r.Findings {
 		if slices.Contains(opts.Ignore, r.Findings[i].ID) {
 			r.Findings[i].Level = LevelInfo

@@ -1,7 +1,10 @@
 package preflight
 
 import (
+	"github.com/preflight-sqlite/preflight/probe/activity"
+	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/probe/procfs"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
 
@@ -80,6 +83,17 @@ type Database struct {
 	// its directory (a single-file bind mount): its -wal and -shm are created
 	// in the directory, on the other filesystem.
 	Mount *mounts.Mount `json:"mount,omitempty"`
+	// Writers lists the processes, lock holders and containers that have
+	// the database open (live-writer probes); empty when none was seen.
+	Writers []Writer `json:"writers"`
+	// WriterProbes says which live-writer probes ran and whether "no
+	// writer found" is sure.
+	WriterProbes WriterProbes `json:"writer_probes"`
+	// Unlinked lists -wal or -shm files a process holds that are no longer
+	// the file at that path.
+	Unlinked []procfs.Unlinked `json:"unlinked_sidecars,omitempty"`
+	// Activity is the result of the --watch file watch, when it ran.
+	Activity *activity.Result `json:"activity,omitempty"`
 }
 
 // DataDir is one checked path: a data directory or a database file.
@@ -121,8 +135,14 @@ type Report struct {
 	// Probes names each probe and how it went: ran, skipped, failed.
 	Probes     map[string]string `json:"probes"`
 	MountTable MountTable        `json:"mount_table"`
-	DataDirs   []DataDir         `json:"data_dirs"`
-	Findings   []Finding         `json:"findings"`
+	// Engine is the container engine recognised through the Docker API
+	// (Docker Desktop, OrbStack, Colima, ...); nil when it did not answer.
+	Engine *docker.Engine `json:"engine,omitempty"`
+	// Docker is the Docker probe's result: endpoint, status, our own
+	// container, where each data path lives.
+	Docker   *docker.Result `json:"docker,omitempty"`
+	DataDirs []DataDir      `json:"data_dirs"`
+	Findings []Finding      `json:"findings"`
 }
 
 // Worst returns the highest level among the report's findings (info when

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
@@ -12,6 +14,8 @@ import (
 // subject is what a rule looks at: a data directory, and one of its
 // databases for database rules (nil for directory rules).
 type subject struct {
+	r   *Report
+	opt WriterOptions
 	dir *DataDir
 	db  *Database
 }
@@ -39,10 +43,13 @@ func (s subject) mount() *mounts.Mount {
 }
 
 func (s subject) path() string {
-	if s.db != nil {
+	switch {
+	case s.db != nil:
 		return s.db.Path
+	case s.dir != nil:
+		return s.dir.Path
 	}
-	return s.dir.Path
+	return ""
 }
 
 // Rule describes one finding: its stable ID, default level and meaning.
@@ -55,8 +62,9 @@ type Rule struct {
 type rule struct {
 	Rule
 	// onDB selects database rules (evaluated per database) over directory
-	// rules (evaluated once per data directory).
-	onDB bool
+	// rules (evaluated once per data directory); onReport rules are
+	// evaluated once per report, with dir and db nil.
+	onDB, onReport bool
 	// match returns the message and the level (zero: the rule's level) when
 	// the rule applies.
 	match func(s subject) (msg string, lvl Level, ok bool)
@@ -278,6 +286,174 @@ var rules = []rule{
 	},
 }
 
+// writerRules are the live-writer findings; appended to rules in init so
+// the table reads in order of what a user meets first.
+var writerRules = []rule{
+	{
+		Rule: Rule{"wal-sidecar-unlinked", LevelError, "a process holds a -wal or -shm that is no longer the file at that path (deleted or replaced): its writes go where other connections never look"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if len(s.db.Unlinked) == 0 {
+				return "", "", false
+			}
+			var who []string
+			for _, u := range s.db.Unlinked {
+				who = append(who, fmt.Sprintf("process %d (%s) holds %s by %s, now %q", u.PID, u.Comm, u.File, u.How, u.Link))
+			}
+			return fmt.Sprintf("%s: %s; that process writes to a file other connections of %s never see", filepath.Base(s.db.Path), strings.Join(who, "; "), filepath.Base(s.db.Path)), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Stop the process that holds the replaced file before anything else writes the database (its committed transactions are in the file it holds), then check the database: preflight check --deep (or sqlite3 DB 'PRAGMA integrity_check'). Never delete or replace -wal or -shm of a database in use."}
+		},
+	},
+	{
+		Rule: Rule{"live-writer-process", LevelInfo, "a process on this kernel has the database, its -wal or its -shm open"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			var who []string
+			for _, w := range s.db.Writers {
+				if w.Kind == "process" {
+					who = append(who, fmt.Sprintf("%s via %s", w.Name(), strings.Join(w.Files, ", ")))
+				}
+			}
+			if len(who) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is open in %s", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+		},
+		remedy: stopWriters("process"),
+	},
+	{
+		Rule: Rule{"live-writer-lock", LevelInfo, "a POSIX lock on the database or its -shm is held by a process this scan could not name (another container on the same kernel shows as a holder outside this PID namespace)"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			var who []string
+			for _, w := range s.db.Writers {
+				if w.Kind == "lock" {
+					who = append(who, w.Name())
+				}
+			}
+			if len(who) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is locked by %s", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+		},
+		remedy: stopWriters("lock"),
+	},
+	{
+		Rule: Rule{"live-writer-container", LevelInfo, "another container mounts this database's data read-write (Docker Engine API)"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			var who []string
+			for _, w := range s.db.Writers {
+				if w.Kind == "container" {
+					who = append(who, fmt.Sprintf("%s, %s", w.Name(), w.Relation))
+				}
+			}
+			if len(who) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is reachable read-write from %s", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+		},
+		remedy: stopWriters("container"),
+	},
+	{
+		Rule: Rule{"multiple-writers", LevelWarn, "more than one writer besides the application: error for WAL on a cross-vm, network or fuse filesystem (corruption is happening now), warn elsewhere (the pattern behind \"database is locked\")"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			in := s.r.Docker != nil && s.r.Docker.InContainer
+			n := writerCount(s.db, in)
+			threshold := 2
+			if s.opt.Starting {
+				threshold = 1
+			}
+			if n < threshold {
+				return "", "", false
+			}
+			lvl := LevelWarn
+			what := "concurrent writers: expect \"database is locked\" errors"
+			if s.db.JournalMode == sqlitefile.JournalWAL && unsafeForWAL(s.class()) {
+				lvl = LevelError
+				what = fmt.Sprintf("WAL on a %s filesystem with several writers: their WAL frames can interleave now", s.class())
+			}
+			besides := ""
+			if s.opt.Starting {
+				besides = " before the application has started"
+			}
+			return fmt.Sprintf("%s has %d writers%s (%s)", filepath.Base(s.db.Path), n, besides, what), lvl, true
+		},
+		remedy: func(s subject) []string {
+			return append(stopWriters("")(s), "Give each database one writing container or service; share data through the application, not the file.")
+		},
+	},
+	{
+		Rule: Rule{"activity-unseen-writer", LevelError, "the database's files changed during the watch while no probe found a writer: a writer elsewhere (a host behind a VM share, another NFS client)"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if s.db.Activity == nil || !s.db.Activity.Changed || len(s.db.Writers) > 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s changed during a %s watch (%s) but no process, lock or container on this side has it open: a writer no probe can name is using it", filepath.Base(s.db.Path), s.db.Activity.Interval.Round(time.Millisecond), strings.Join(s.db.Activity.What, "; ")), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Find and stop the program that uses this database on the other side of the share (the macOS or Windows host, another machine mounting the same export); it must not be opened from two machines."}
+		},
+	},
+	{
+		Rule: Rule{"docker-unreachable", LevelInfo, "the Docker Engine API did not answer, so other containers could not be checked (error with --docker required)"}, onReport: true,
+		match: func(s subject) (string, Level, bool) {
+			d := s.r.Docker
+			if d == nil {
+				return "", "", false
+			}
+			switch d.Status {
+			case docker.StatusUnreachable, docker.StatusDenied, docker.StatusFailed:
+			case docker.StatusNoDaemon:
+				if s.opt.Docker.Mode != docker.ModeRequired {
+					return "", "", false
+				}
+			default:
+				return "", "", false
+			}
+			lvl := Level("")
+			if s.opt.Docker.Mode == docker.ModeRequired {
+				lvl = LevelError
+			}
+			return fmt.Sprintf("Docker Engine at %s: %s (%s); other containers that mount the same data were not checked", nonEmpty(d.Endpoint.Host, "(none)"), d.Status, nonEmpty(d.Err, "no detail")), lvl, true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Give preflight read access to the Docker API, ideally through a socket proxy that allows only GET on /containers, /info, /version and /_ping (see README); or pass --docker off to skip this probe knowingly."}
+		},
+	},
+	{
+		Rule: Rule{"mount-table-skipped-lines", LevelWarn, "lines of a --mountinfo file fit no known format and were skipped"}, onReport: true,
+		match: func(s subject) (string, Level, bool) {
+			if s.r.MountTable.Skipped == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%d lines of %s fit no mount table format and were skipped", s.r.MountTable.Skipped, s.r.MountTable.Source), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Paste the table as printed by cat /proc/self/mountinfo, cat /proc/mounts, mount or findmnt, without other output."}
+		},
+	},
+}
+
+func init() { rules = append(rules, writerRules...) }
+
+// stopWriters lists the command that stops each writer of kind (all kinds
+// for "").
+func stopWriters(kind string) func(s subject) []string {
+	return func(s subject) []string {
+		var out []string
+		seen := map[string]bool{}
+		for _, w := range s.db.Writers {
+			if kind != "" && w.Kind != kind {
+				continue
+			}
+			if cmd := w.Stop(); !seen[cmd] {
+				seen[cmd] = true
+				out = append(out, "Stop it before converting or moving the database: "+cmd)
+			}
+		}
+		return out
+	}
+}
+
 // Rules lists every finding ID with its default level and meaning, in the
 // order the rules table holds them. An ID appears once.
 func Rules() []Rule {
@@ -290,22 +466,33 @@ func Rules() []Rule {
 		seen[r.ID] = true
 		out = append(out, r.Rule)
 	}
-	out = append(out, Rule{"mount-table-skipped-lines", LevelWarn, "lines of a --mountinfo file fit no known format and were skipped"})
 	return out
 }
 
-// evaluate runs every rule over the data directories, in table order.
-func evaluate(dirs []DataDir) []Finding {
+// evaluate runs every rule over the report, in table order.
+func evaluate(r *Report, opt WriterOptions) []Finding {
 	var out []Finding
-	for i := range dirs {
-		d := &dirs[i]
-		for _, r := range rules {
-			if !r.onDB {
-				out = appendMatch(out, r, subject{dir: d})
-				continue
-			}
-			for j := range d.Databases {
-				out = appendMatch(out, r, subject{dir: d, db: &d.Databases[j]})
+	base := subject{r: r, opt: opt}
+	for _, rl := range rules {
+		if rl.onReport {
+			out = appendMatch(out, rl, base)
+		}
+	}
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		for _, rl := range rules {
+			switch {
+			case rl.onReport:
+			case !rl.onDB:
+				s := base
+				s.dir = d
+				out = appendMatch(out, rl, s)
+			default:
+				for j := range d.Databases {
+					s := base
+					s.dir, s.db = d, &d.Databases[j]
+					out = appendMatch(out, rl, s)
+				}
 			}
 		}
 	}

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
@@ -16,6 +18,9 @@ type CheckFlags struct {
 	DataDir  []string `name:"data-dir" env:"PREFLIGHT_DATA_DIR" sep:"," placeholder:"DIR" help:"Data directory or database file to check (repeatable; env: comma-separated list)."`
 	Ignore   []string `name:"ignore" env:"PREFLIGHT_IGNORE" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
 	MaxDepth int      `name:"max-depth" env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below a data directory to search for databases."`
+
+	Docker        string        `name:"docker" enum:"auto,off,required" default:"auto" env:"PREFLIGHT_DOCKER" help:"Look for other containers using the data through the Docker Engine API: auto (when reachable), off, or required (an engine that does not answer is an error)."`
+	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
 }
 
 // options builds preflight.Options from the flags, reading the saved mount
@@ -25,6 +30,12 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 		Paths:    append(append([]string{}, paths...), f.DataDir...),
 		MaxDepth: f.MaxDepth,
 		Ignore:   f.Ignore,
+		Writers: preflight.WriterOptions{
+			Docker: docker.Options{Mode: docker.Mode(f.Docker), Timeout: f.DockerTimeout},
+		},
+	}
+	if f.DockerTimeout <= 0 {
+		return opts, usageError(fmt.Errorf("--docker-timeout %s: must be positive", f.DockerTimeout))
 	}
 	if len(opts.Paths) == 0 {
 		return opts, usageError(errors.New("no data directory given"), "pass a PATH or --data-dir, or set PREFLIGHT_DATA_DIR")
@@ -47,8 +58,9 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 type CheckCmd struct {
 	Paths []string `arg:"" optional:"" name:"path" help:"Data directory or database file (default: --data-dir, PREFLIGHT_DATA_DIR)."`
 	CheckFlags
-	Format string `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight/v1)."`
-	FailOn string `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
+	Format string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight/v1)."`
+	FailOn string        `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
+	Watch  time.Duration `name:"watch" default:"0s" env:"PREFLIGHT_WATCH" help:"Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off."`
 }
 
 // Run checks the paths, renders the report and exits by the verdict.
@@ -57,6 +69,10 @@ func (c *CheckCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
+	if c.Watch < 0 {
+		return usageError(fmt.Errorf("--watch %s: must not be negative", c.Watch))
+	}
+	opts.Writers.Watch = c.Watch
 	r, err := preflight.Check(context.Background(), opts)
 	if err != nil {
 		if errors.Is(err, preflight.ErrRelativePath) {

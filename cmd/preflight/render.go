@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/preflight-sqlite/preflight"
 )
@@ -13,6 +12,9 @@ import (
 // the findings with their remedies, then the verdict.
 func renderText(w io.Writer, r *preflight.Report) error {
 	var b strings.Builder
+	if e := r.Engine; e != nil {
+		fmt.Fprintf(&b, "engine: %s %s (API %s) at %s\n", e.Kind, e.Version, e.APIVersion, r.Docker.Endpoint.Host)
+	}
 	for _, d := range r.DataDirs {
 		fmt.Fprintf(&b, "%s\n", d.Path)
 		if d.Mount != nil {
@@ -30,11 +32,10 @@ func renderText(w io.Writer, r *preflight.Report) error {
 		case len(d.Databases) == 0:
 			fmt.Fprintf(&b, "  databases: none found\n")
 		default:
-			tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 			for _, db := range d.Databases {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\n", db.Path, dbMode(db), dbSizes(db))
+				fmt.Fprintf(&b, "  %s  %s  %s\n", db.Path, dbMode(db), dbSizes(db))
+				renderWriters(&b, db)
 			}
-			tw.Flush()
 		}
 	}
 	if len(r.Findings) > 0 {
@@ -82,4 +83,28 @@ func dbSizes(db preflight.Database) string {
 		s += fmt.Sprintf(", -journal %d", db.Journal.SizeBytes)
 	}
 	return s
+}
+
+// renderWriters lists who has db open, and what the probes could not see.
+func renderWriters(b *strings.Builder, db preflight.Database) {
+	if db.New || db.NotSQLite || db.WriterProbes.Processes == "" {
+		return
+	}
+	for _, w := range db.Writers {
+		fmt.Fprintf(b, "    open by %s\n", w.Name())
+	}
+	p := db.WriterProbes
+	switch {
+	case len(db.Writers) == 0 && p.Sure:
+		fmt.Fprintf(b, "    no writer found (processes, locks, containers checked)\n")
+	case len(db.Writers) == 0:
+		fmt.Fprintf(b, "    no writer found, but not sure:\n")
+	case !p.Sure:
+		fmt.Fprintf(b, "    others may be unseen:\n")
+	}
+	if !p.Sure {
+		for _, why := range p.Blind {
+			fmt.Fprintf(b, "      - %s\n", why)
+		}
+	}
 }

@@ -39,6 +39,7 @@ func (c *RunCmd) Run(g *Globals) error {
 	if err != nil {
 		return err
 	}
+	opts.Writers.Starting = true
 	r, err := preflight.Check(context.Background(), opts)
 	if err != nil {
 		if errors.Is(err, preflight.ErrRelativePath) {

@@ -1,0 +1,393 @@
+package health
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SchemaEntry is one row of sqlite_schema
+// (https://sqlite.org/schematab.html).
+type SchemaEntry struct {
+	// Type is "table", "index", "view" or "trigger".
+	Type string `json:"type"`
+	// Name is the object's name.
+	Name string `json:"name"`
+	// TblName is the table the object belongs to (the table itself for a
+	// table).
+	TblName string `json:"tbl_name"`
+	// RootPage is the page number of the object's b-tree root; 0 for views,
+	// triggers and virtual tables.
+	RootPage int64 `json:"rootpage"`
+	// SQL is the CREATE statement; empty for automatic indexes.
+	SQL string `json:"sql"`
+}
+
+// objDatabase is the Damage.Object of damage to the whole file: SQLite
+// could not load the database header or schema.
+const objDatabase = "database"
+
+var (
+	reTree      = regexp.MustCompile(`^Tree (\d+) page \d+`)
+	reOldTree   = regexp.MustCompile(`^On tree page (\d+)`)
+	rePage      = regexp.MustCompile(`^Page (\d+)\b(.*)$`)
+	reIndexMsg  = regexp.MustCompile(`(?:missing from index|wrong # of entries in index|non-unique entry in index) (.+)$`)
+	reNull      = regexp.MustCompile(`^NULL value in (.+)\.[^.]+$`)
+	reCheck     = regexp.MustCompile(`^CHECK constraint failed in (.+)$`)
+	reFTS5Index = regexp.MustCompile(`malformed inverted index for FTS5 table (.+)$`)
+	reFTS5Blob  = regexp.MustCompile(`fts5: .*from table "([^"]+)"`)
+	reRTree     = regexp.MustCompile(`^In RTree (.+?):`)
+	reUsing     = regexp.MustCompile(`(?is)\bUSING\s+(fts[345])\b`)
+	reDriverErr = regexp.MustCompile(`^database disk image is malformed( \(\d+\))?$`)
+)
+
+// ftsShadows lists the shadow-table suffixes of each full-text module
+// (https://sqlite.org/fts5.html, https://sqlite.org/fts3.html#shadow_tables).
+var ftsShadows = map[string][]string{
+	"fts3": {"_content", "_segments", "_segdir"},
+	"fts4": {"_content", "_segments", "_segdir", "_docsize", "_stat"},
+	"fts5": {"_data", "_idx", "_content", "_docsize", "_config"},
+}
+
+// Classify maps integrity-check messages to damaged objects. Messages are
+// single lines as produced by PRAGMA quick_check or integrity_check of
+// SQLite 3.40 and later (https://sqlite.org/pragma.html#pragma_integrity_check);
+// schema is sqlite_schema of the same database (nil when it could not be
+// read); dbPath is used in repair commands. It returns one Damage per
+// object in order of first mention, nil for no messages or just "ok".
+//
+// Mapping: "Tree N ..." names the b-tree rooted at page N; "On tree page N"
+// (before 3.44) and "Page N: ..." name it when N is a root page; index
+// messages ("row R missing from index I", "wrong # of entries in index I",
+// "non-unique entry in index I") name the index; "NULL value in T.C" and
+// "CHECK constraint failed in T" name a table; FTS5 messages name the
+// full-text table; "malformed database schema" names sqlite_schema;
+// "file is not a database" is KindUnknown with Object "database".
+// Freelist messages, "Page N: never used" / "Page N is never used" and
+// other page messages without an owner are KindStructural. An object that
+// is an FTS3/4/5 shadow table (or an index on one) is KindFTS, except
+// NAME_content, which holds the full-text table's rows and is KindTable.
+// The statement error "database disk image is malformed" only counts when
+// no other message was classified; unrecognised text is KindUnknown.
+func Classify(messages []string, schema []SchemaEntry, dbPath string) []Damage {
+	c := classifier{dbPath: dbPath, schemaOK: schema != nil, byName: map[string]SchemaEntry{}, byRoot: map[int64]SchemaEntry{}, fts: map[string]string{}}
+	for _, e := range schema {
+		c.byName[strings.ToLower(e.Name)] = e
+		if e.RootPage > 0 && (e.Type == "table" || e.Type == "index") {
+			c.byRoot[e.RootPage] = e
+		}
+		if e.Type == "table" && e.RootPage == 0 {
+			if m := reUsing.FindStringSubmatch(e.SQL); m != nil {
+				c.fts[strings.ToLower(e.Name)] = strings.ToLower(m[1])
+			}
+		}
+	}
+	schemaRoot := SchemaEntry{Type: "table", Name: "sqlite_schema", TblName: "sqlite_schema", RootPage: 1}
+	c.byRoot[1] = schemaRoot
+
+	var pending []string // terminal statement errors
+	for _, m := range messages {
+		m = strings.TrimSpace(m)
+		switch {
+		case m == "" || m == "ok" || strings.HasPrefix(m, "*** in database "):
+			continue
+		case reDriverErr.MatchString(m):
+			pending = append(pending, m)
+			continue
+		}
+		c.add(m)
+	}
+	if len(c.out) == 0 {
+		for _, m := range pending {
+			c.put(Damage{Kind: KindUnknown, Message: m, Repair: repairTable(dbPath)})
+		}
+	}
+	return c.out
+}
+
+type classifier struct {
+	dbPath   string
+	schemaOK bool
+	byName   map[string]SchemaEntry
+	byRoot   map[int64]SchemaEntry
+	fts      map[string]string // lower-case full-text table name -> module
+	out      []Damage
+	seen     map[string]bool
+}
+
+func (c *classifier) add(m string) {
+	if sm := reTree.FindStringSubmatch(m); sm != nil {
+		c.root(sm[1], m, true)
+		return
+	}
+	if sm := reOldTree.FindStringSubmatch(m); sm != nil {
+		c.root(sm[1], m, false)
+		return
+	}
+	if sm := rePage.FindStringSubmatch(m); sm != nil {
+		if strings.Contains(sm[2], "never used") {
+			c.structural(m)
+			return
+		}
+		c.root(sm[1], m, false)
+		return
+	}
+	if strings.HasPrefix(strings.ToLower(m), "freelist") || strings.Contains(m, "freelist leaf count") || strings.HasPrefix(m, "max rootpage") {
+		c.structural(m)
+		return
+	}
+	if sm := reIndexMsg.FindStringSubmatch(m); sm != nil {
+		c.named(unqualify(sm[1]), m)
+		return
+	}
+	if sm := reNull.FindStringSubmatch(m); sm != nil {
+		c.named(unqualify(sm[1]), m)
+		return
+	}
+	if sm := reCheck.FindStringSubmatch(m); sm != nil {
+		c.named(unqualify(sm[1]), m)
+		return
+	}
+	if sm := reFTS5Index.FindStringSubmatch(m); sm != nil {
+		c.ftsTable(unqualify(sm[1]), m)
+		return
+	}
+	if sm := reFTS5Blob.FindStringSubmatch(m); sm != nil {
+		c.ftsTable(unqualify(sm[1]), m)
+		return
+	}
+	if sm := reRTree.FindStringSubmatch(m); sm != nil {
+		c.named(unqualify(sm[1]), m)
+		return
+	}
+	if strings.Contains(m, "file is not a database") {
+		c.put(Damage{Kind: KindUnknown, Object: objDatabase, Message: m, Repair: repairTable(c.dbPath)})
+		return
+	}
+	if strings.Contains(m, "malformed database schema") {
+		c.entry(SchemaEntry{Type: "table", Name: "sqlite_schema", TblName: "sqlite_schema", RootPage: 1}, m)
+		return
+	}
+	c.put(Damage{Kind: KindUnknown, Message: m, Repair: repairTable(c.dbPath)})
+}
+
+// root handles a message naming page n; exact says n is known to be a
+// b-tree root ("Tree N").
+func (c *classifier) root(n, m string, exact bool) {
+	pg, _ := strconv.ParseInt(n, 10, 64)
+	if e, ok := c.byRoot[pg]; ok && (c.schemaOK || pg == 1) {
+		c.entry(e, m)
+		return
+	}
+	if !exact {
+		c.structural(m)
+		return
+	}
+	why := "not in sqlite_schema"
+	if !c.schemaOK {
+		why = "sqlite_schema unreadable"
+	}
+	c.put(Damage{Kind: KindUnknown, Object: fmt.Sprintf("b-tree %d (%s)", pg, why), Message: m, Repair: repairTable(c.dbPath)})
+}
+
+func (c *classifier) named(name, m string) {
+	if e, ok := c.byName[strings.ToLower(name)]; ok {
+		c.entry(e, m)
+		return
+	}
+	if _, ok := c.fts[strings.ToLower(name)]; ok {
+		c.ftsTable(name, m)
+		return
+	}
+	// Not in the schema we read (or no schema): guess from the message.
+	if reIndexMsg.MatchString(m) {
+		c.put(Damage{Kind: KindIndex, Object: name, Message: m, Repair: "REINDEX " + ident(name)})
+		return
+	}
+	c.put(Damage{Kind: KindTable, Object: name, Table: name, Message: m, Repair: repairTable(c.dbPath)})
+}
+
+// entry classifies a damaged sqlite_schema object.
+func (c *classifier) entry(e SchemaEntry, m string) {
+	owner := e.Name
+	if e.Type == "index" {
+		owner = e.TblName
+	}
+	if vt, suffix, ok := c.shadowOf(owner); ok {
+		if suffix == "_content" && e.Type == "table" {
+			c.put(Damage{Kind: KindTable, Object: e.Name, Table: vt, Message: m,
+				Repair: fmt.Sprintf("%s holds the rows of full-text table %s: %s; then in the recovered file %s",
+					e.Name, vt, repairTable(c.dbPath), rebuild(vt))})
+			return
+		}
+		c.put(Damage{Kind: KindFTS, Object: e.Name, Table: vt, Message: m, Repair: rebuild(vt)})
+		return
+	}
+	if e.Type == "index" {
+		c.put(Damage{Kind: KindIndex, Object: e.Name, Table: e.TblName, Message: m, Repair: "REINDEX " + ident(e.Name)})
+		return
+	}
+	c.put(Damage{Kind: KindTable, Object: e.Name, Table: e.Name, Message: m, Repair: repairTable(c.dbPath)})
+}
+
+// ftsTable records damage found by a full-text table's own check.
+func (c *classifier) ftsTable(name, m string) {
+	if e, ok := c.byName[strings.ToLower(name)]; ok {
+		name = e.Name
+	}
+	c.put(Damage{Kind: KindFTS, Object: name, Table: name, Message: m, Repair: rebuild(name)})
+}
+
+// shadowOf reports whether table is a shadow table of a full-text table.
+func (c *classifier) shadowOf(table string) (vtab, suffix string, ok bool) {
+	lt := strings.ToLower(table)
+	for vt, mod := range c.fts {
+		for _, s := range ftsShadows[mod] {
+			if lt == vt+s {
+				if e, ok := c.byName[vt]; ok {
+					vt = e.Name
+				}
+				return vt, s, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+func (c *classifier) structural(m string) {
+	c.put(Damage{Kind: KindStructural, Message: m, Repair: fmt.Sprintf("copy into a new file: %s; or %s", vacuumInto(c.dbPath), repairTable(c.dbPath))})
+}
+
+// put adds d unless a Damage of the same kind and object exists.
+func (c *classifier) put(d Damage) {
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	k := d.Kind + "\x00" + strings.ToLower(d.Object)
+	if c.seen[k] {
+		return
+	}
+	c.seen[k] = true
+	c.out = append(c.out, d)
+}
+
+// Summarize returns a one-line summary of damage, worst first: tables
+// ("table t damaged: rows at risk"), unclassified damage, indexes
+// ("index idx_a damaged: REINDEX idx_a"), full-text indexes
+// ("search index docs damaged, data intact"), then structural damage;
+// damage to the whole file (KindUnknown, Object "database") reads
+// "database unreadable: rows may be at risk";
+// parts joined with "; ". It returns "ok" for no damage.
+func Summarize(damage []Damage) string {
+	var tables, unknown, indexes, fts, structural []string
+	var reindex []string
+	for _, d := range damage {
+		switch d.Kind {
+		case KindTable:
+			tables = appendUniq(tables, d.Object)
+		case KindIndex:
+			indexes = appendUniq(indexes, d.Object)
+			reindex = appendUniq(reindex, d.Repair)
+		case KindFTS:
+			fts = appendUniq(fts, d.Table)
+		case KindStructural:
+			structural = appendUniq(structural, "x")
+		default:
+			unknown = appendUniq(unknown, d.Object)
+		}
+	}
+	var parts []string
+	switch len(tables) {
+	case 0:
+	case 1:
+		parts = append(parts, "table "+tables[0]+" damaged: rows at risk")
+	default:
+		parts = append(parts, "tables "+strings.Join(tables, ", ")+" damaged: rows at risk")
+	}
+	switch {
+	case slices.Contains(unknown, objDatabase):
+		parts = append(parts, "database unreadable: rows may be at risk")
+	case len(unknown) > 0:
+		parts = append(parts, "unclassified damage: rows may be at risk")
+	}
+	switch len(indexes) {
+	case 0:
+	case 1:
+		parts = append(parts, "index "+indexes[0]+" damaged: "+reindex[0])
+	default:
+		parts = append(parts, "indexes "+strings.Join(indexes, ", ")+" damaged: "+strings.Join(reindex, "; "))
+	}
+	if len(fts) > 0 {
+		parts = append(parts, "search index "+strings.Join(fts, ", ")+" damaged, data intact")
+	}
+	if len(structural) > 0 {
+		parts = append(parts, "structural damage (page accounting): VACUUM INTO a new file")
+	}
+	if len(parts) == 0 {
+		return "ok"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func appendUniq(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
+
+// unqualify strips a schema prefix ("main.t" -> "t") and surrounding quotes.
+func unqualify(name string) string {
+	name = strings.TrimSpace(name)
+	if i := strings.IndexByte(name, '.'); i > 0 && !strings.HasPrefix(name, `"`) {
+		if s := name[:i]; s == "main" || s == "temp" {
+			name = name[i+1:]
+		}
+	}
+	return strings.Trim(name, "\"'`[]")
+}
+
+var reIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ident quotes an SQL identifier unless it is a plain word.
+func ident(name string) string {
+	if reIdent.MatchString(name) {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// rebuild is the FTS rebuild command for full-text table vt.
+func rebuild(vt string) string {
+	q := ident(vt)
+	return fmt.Sprintf("INSERT INTO %s(%s) VALUES('rebuild')", q, q)
+}
+
+// repairTable is the repair for lost rows, naming dbPath.
+func repairTable(dbPath string) string {
+	return fmt.Sprintf("restore from a backup, or recover into a new file: sqlite3 %s \".recover\" | sqlite3 %s", shell(dbPath), shell(dbPath+".recovered"))
+}
+
+// vacuumInto is the sqlite3 command copying dbPath into a new file.
+func vacuumInto(dbPath string) string {
+	lit := "'" + strings.ReplaceAll(dbPath+".vacuumed", "'", "''") + "'"
+	return fmt.Sprintf("sqlite3 %s %s", shell(dbPath), shell("VACUUM INTO "+lit))
+}
+
+var reShellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shell quotes s for a POSIX shell: as is when safe, in double quotes when
+// that needs no escapes, else in single quotes.
+func shell(s string) string {
+	if reShellSafe.MatchString(s) {
+		return s
+	}
+	if !strings.ContainsAny(s, "\"$`\\!") {
+		return `"` + s + `"`
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,381 @@
+package health
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	sqlite "github.com/glebarez/go-sqlite" // driver "sqlite"
+)
+
+// DefaultBusyTimeout is the busy timeout CheckIntegrity uses when
+// Options.BusyTimeout is not positive.
+const DefaultBusyTimeout = time.Second
+
+// Options configure CheckIntegrity. The zero value runs PRAGMA quick_check
+// on the live files with a one-second busy timeout.
+type Options struct {
+	// Full runs PRAGMA integrity_check instead of quick_check: it also
+	// verifies UNIQUE constraints and that index content matches table
+	// content, in O(N log N) instead of O(N) time
+	// (https://sqlite.org/pragma.html#pragma_integrity_check).
+	Full bool
+	// BusyTimeout is how long SQLite retries when another process holds a
+	// lock that blocks reading (a rollback-mode writer with a PENDING or
+	// EXCLUSIVE lock). Zero or negative means DefaultBusyTimeout (1s). It is
+	// applied with the DSN parameter _pragma=busy_timeout(ms), after
+	// glebarez/go-sqlite's own default of 5000 ms.
+	BusyTimeout time.Duration
+	// Copy checks a private copy of the database file and its -wal (never
+	// the -shm, which SQLite rebuilds) made in a new temporary directory,
+	// removed afterwards. The live directory then sees only reads. The copy
+	// is not atomic: if a writer commits or checkpoints while it is taken,
+	// the copy can show damage the live database does not have.
+	Copy bool
+	// TempDir is where Copy creates its temporary directory; empty means
+	// os.TempDir(). It needs room for the database and its -wal.
+	TempDir string
+}
+
+// Damage kinds, the value of Damage.Kind.
+const (
+	// KindTable: a table's b-tree (or a table-level constraint) is damaged;
+	// rows are at risk. Also used for sqlite_schema itself and for the
+	// NAME_content shadow table of a full-text table, which holds its rows.
+	KindTable = "table"
+	// KindIndex: an ordinary index is damaged; it can be rebuilt from its
+	// table with REINDEX.
+	KindIndex = "index"
+	// KindFTS: a shadow table of an FTS3/4/5 full-text table other than
+	// NAME_content is damaged (or the FTS integrity check failed): only the
+	// search index is damaged, the rows are intact; rebuild it.
+	KindFTS = "fts"
+	// KindStructural: page accounting (freelist, unused or doubly used
+	// pages, header root-page counter) with no table or index named.
+	KindStructural = "structural"
+	// KindUnknown: a message that names no object CheckIntegrity could
+	// resolve (unrecognised text, or a b-tree root not in sqlite_schema);
+	// rows may be at risk.
+	KindUnknown = "unknown"
+)
+
+// Damage is one damaged object, derived from integrity-check messages.
+type Damage struct {
+	// Kind is one of the Kind* constants.
+	Kind string `json:"kind"`
+	// Object is the damaged table, index or shadow table, as named in
+	// sqlite_schema; empty for KindStructural and some KindUnknown.
+	Object string `json:"object,omitempty"`
+	// Table is the table the object belongs to: the index's table, the
+	// full-text table owning a shadow table, or Object for a table.
+	Table string `json:"table,omitempty"`
+	// Message is the first integrity-check message about this object.
+	Message string `json:"message"`
+	// Repair is the repair to run, as text with the exact command, e.g.
+	// "REINDEX idx_a" or `sqlite3 /data/app.db ".recover" | sqlite3 /data/app.db.recovered`.
+	// Repairs write: run them with every other user of the database stopped.
+	Repair string `json:"repair"`
+}
+
+// Integrity is the result of CheckIntegrity.
+type Integrity struct {
+	// Check is the pragma run: "quick_check" or "integrity_check".
+	Check string `json:"check"`
+	// Ran reports that SQLite checked the database: the pragma ran (to the
+	// end or until it stopped on corruption) or opening the schema failed
+	// with a corruption error. When false, OK is false and Err says why; it
+	// means "not checked", never "damaged".
+	Ran bool `json:"ran"`
+	// OK reports that the check ran and returned the single row "ok".
+	OK bool `json:"ok"`
+	// Locked reports that another process held a lock that blocked reading
+	// for longer than the busy timeout: integrity not checked.
+	Locked bool `json:"locked,omitempty"`
+	// Messages are the check's output lines (rows split on newlines, as
+	// SQLite 3.44+ may join several findings in one row), then the error
+	// that ended the statement, if any. Empty when OK.
+	Messages []string `json:"messages,omitempty"`
+	// Damage classifies Messages by object; empty when OK.
+	Damage []Damage `json:"damage,omitempty"`
+	// SchemaErr is why sqlite_schema could not be read to name damaged
+	// b-trees; empty when it was read. SQLite 3.53 fails here, before any
+	// check, on a file shorter than its in-header size or with a bad header.
+	SchemaErr string `json:"schema_error,omitempty"`
+	// HeaderProblems is CheckHeaderFile of the checked file, read before
+	// SQLite opens it; it explains a database SQLite cannot load.
+	HeaderProblems []Problem `json:"header_problems,omitempty"`
+	// Summary is one line: "ok", "not checked", or the parts from
+	// Summarize, e.g. "index idx_a damaged: REINDEX idx_a".
+	Summary string `json:"summary"`
+	// CheckedCopy reports that a private copy was checked (Options.Copy).
+	CheckedCopy bool `json:"checked_copy,omitempty"`
+	// Err is why the check did not run or did not finish, e.g.
+	// "hot journal present: integrity not checked" or
+	// "locked by another process, integrity not checked".
+	Err string `json:"error,omitempty"`
+	// Elapsed is the wall time CheckIntegrity took, copy included
+	// (nanoseconds in JSON).
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Messages used in Integrity.Err for the cases a caller may branch on.
+const (
+	ErrTextHotJournal = "hot journal present: integrity not checked"
+	ErrTextLocked     = "locked by another process, integrity not checked"
+)
+
+// ReadOnlyDSN returns the glebarez/go-sqlite DSN CheckIntegrity uses for
+// path: a file: URI (so that the driver passes mode=ro to SQLite instead of
+// cutting the query off and opening read-write-create), with ?, # and %
+// escaped, plus _pragma=busy_timeout(ms) and _pragma=query_only(1). A
+// relative path is made absolute. busy <= 0 means DefaultBusyTimeout.
+func ReadOnlyDSN(path string, busy time.Duration) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
+	ms := max(busy.Milliseconds(), 1)
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
+	return fmt.Sprintf("%s?mode=ro&_pragma=busy_timeout(%d)&_pragma=query_only(1)", u.String(), ms)
+}
+
+// CheckIntegrity runs PRAGMA quick_check (or integrity_check with
+// opts.Full) on the database at dbPath over one read-only connection
+// (ReadOnlyDSN) and classifies the messages with Classify, naming b-trees
+// from sqlite_schema read on the same connection.
+//
+// It never writes to the database: no journal rollback, no checkpoint, no
+// journal_mode change. Before opening SQLite it calls InspectJournal; a
+// non-empty journal whose first byte is not zero and whose writer is gone
+// (SQLite's hot-journal test) makes it return Ran=false with Err
+// ErrTextHotJournal, because rolling the journal back is a write. Another
+// process holding a lock past the busy timeout gives Locked=true and Err
+// ErrTextLocked; in WAL mode readers do not wait for writers, so this only
+// happens in rollback mode (or while a WAL database is being recovered).
+// Cancelling ctx interrupts the check (Err says so).
+//
+// CheckIntegrity returns no error: every failure is in Integrity.Err.
+func CheckIntegrity(ctx context.Context, dbPath string, opts Options) (res Integrity) {
+	start := time.Now()
+	defer func() {
+		res.Elapsed = time.Since(start)
+		if res.Summary == "" {
+			res.Summary = "not checked"
+		}
+	}()
+	res.Check = "quick_check"
+	if opts.Full {
+		res.Check = "integrity_check"
+	}
+	path, err := filepath.Abs(dbPath)
+	if err != nil {
+		res.Err = fmt.Sprintf("check integrity: %v", err)
+		return res
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		res.Err = fmt.Sprintf("check integrity: %v", err)
+		return res
+	}
+	if !fi.Mode().IsRegular() {
+		res.Err = fmt.Sprintf("check integrity: %s is not a regular file", path)
+		return res
+	}
+	j, _ := InspectJournal(path)
+	if j.NonZero && j.WriterLock != LockHeld {
+		res.Err = ErrTextHotJournal
+		return res
+	}
+	target := path
+	if opts.Copy {
+		dir, err := os.MkdirTemp(opts.TempDir, "preflight-check-")
+		if err != nil {
+			res.Err = fmt.Sprintf("check integrity: copy: %v", err)
+			return res
+		}
+		defer os.RemoveAll(dir)
+		target = filepath.Join(dir, "copy.db")
+		if err := copyFile(path, target); err != nil {
+			res.Err = fmt.Sprintf("check integrity: copy: %v", err)
+			return res
+		}
+		if err := copyFile(path+"-wal", target+"-wal"); err != nil && !errors.Is(err, os.ErrNotExist) {
+			res.Err = fmt.Sprintf("check integrity: copy: %v", err)
+			return res
+		}
+		res.CheckedCopy = true
+	}
+	res.HeaderProblems, _ = CheckHeaderFile(target)
+	check(ctx, target, path, opts, &res)
+	return res
+}
+
+// check opens target read-only and fills res; repair commands name live,
+// the database the caller asked about.
+func check(ctx context.Context, target, live string, opts Options, res *Integrity) {
+	db, err := sql.Open("sqlite", ReadOnlyDSN(target, opts.BusyTimeout))
+	if err != nil {
+		res.Err = fmt.Sprintf("check integrity: open: %v", err)
+		return
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		failed(ctx, res, "open", err, nil)
+		return
+	}
+	defer conn.Close()
+
+	schema, err := readSchema(ctx, conn)
+	if err != nil {
+		if code := sqliteCode(err); !isCorrupt(code) {
+			failed(ctx, res, "read sqlite_schema", err, nil)
+			return
+		}
+		res.SchemaErr = fmt.Sprintf("read sqlite_schema: %v", err)
+	}
+
+	rows, err := conn.QueryContext(ctx, "PRAGMA "+res.Check)
+	if err != nil {
+		failed(ctx, res, res.Check, err, schema)
+		if res.Ran {
+			finish(res, schema, live)
+		}
+		return
+	}
+	defer rows.Close()
+	res.Ran = true
+	var msgs []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			res.Err = fmt.Sprintf("check integrity: scan: %v", err)
+			return
+		}
+		for _, line := range strings.Split(s, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				msgs = append(msgs, line)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		if !isCorrupt(sqliteCode(err)) {
+			res.Ran = false
+			res.Messages = msgs
+			failed(ctx, res, res.Check, err, schema)
+			return
+		}
+		msgs = append(msgs, err.Error())
+	}
+	if len(msgs) == 1 && msgs[0] == "ok" {
+		res.OK = true
+		res.Summary = "ok"
+		return
+	}
+	res.Messages = msgs
+	finish(res, schema, live)
+}
+
+// finish classifies res.Messages.
+// When SQLite could not load the schema and the messages name nothing, the
+// damage is reported against the whole database, with the header problems.
+func finish(res *Integrity, schema []SchemaEntry, live string) {
+	res.Damage = Classify(res.Messages, schema, live)
+	if schema == nil && res.SchemaErr != "" && !slices.ContainsFunc(res.Damage, func(d Damage) bool {
+		return d.Kind != KindUnknown || (d.Object != "" && d.Object != objDatabase)
+	}) {
+		msg := res.SchemaErr
+		for _, p := range res.HeaderProblems {
+			msg += "; header: " + p.ID + ": " + p.Detail
+		}
+		res.Damage = []Damage{{Kind: KindUnknown, Object: objDatabase, Message: msg, Repair: repairTable(live)}}
+	}
+	res.Summary = Summarize(res.Damage)
+}
+
+// failed records an error that stopped the check at step.
+func failed(ctx context.Context, res *Integrity, step string, err error, schema []SchemaEntry) {
+	code := sqliteCode(err)
+	switch {
+	case ctx.Err() != nil:
+		res.Err = fmt.Sprintf("check integrity: interrupted: %v", ctx.Err())
+	case code&0xff == 5 || code&0xff == 6: // SQLITE_BUSY, SQLITE_LOCKED
+		res.Locked = true
+		res.Err = ErrTextLocked
+	case code == 776: // SQLITE_READONLY_ROLLBACK
+		res.Err = ErrTextHotJournal
+	case isCorrupt(code):
+		res.Ran = true
+		res.Messages = append(res.Messages, err.Error())
+	default:
+		res.Err = fmt.Sprintf("check integrity: %s: %v", step, err)
+	}
+}
+
+// isCorrupt reports SQLITE_CORRUPT (11, any extended code) and
+// SQLITE_NOTADB (26).
+func isCorrupt(code int) bool {
+	return code >= 0 && (code&0xff == 11 || code&0xff == 26)
+}
+
+// sqliteCode returns the extended result code of a driver error, or -1.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return -1
+}
+
+// readSchema reads sqlite_schema (alias sqlite_master).
+func readSchema(ctx context.Context, conn *sql.Conn) ([]SchemaEntry, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT type, name, tbl_name, coalesce(rootpage, 0), coalesce(sql, '') FROM sqlite_master")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SchemaEntry
+	for rows.Next() {
+		var e SchemaEntry
+		if err := rows.Scan(&e.Type, &e.Name, &e.TblName, &e.RootPage, &e.SQL); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []SchemaEntry{}
+	}
+	return out, nil
+}
+
+// copyFile copies src to a new file dst and syncs it.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

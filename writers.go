@@ -1,0 +1,418 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/probe/activity"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/locks"
+	"github.com/preflight-sqlite/preflight/probe/procfs"
+)
+
+// WriterOptions configure the live-writer probes.
+type WriterOptions struct {
+	// Off skips every live-writer probe (processes, locks, Docker,
+	// activity). Used with a saved mount table, whose paths live on another
+	// machine.
+	Off bool
+	// Docker configures the Docker Engine probe; Docker.Mode "off" skips it,
+	// "required" makes an engine that does not answer an error finding.
+	Docker docker.Options
+	// Watch is how long to watch each WAL database's -wal and -shm for
+	// changes no probe can attribute; 0 turns the watch off.
+	Watch time.Duration
+	// Starting says the application has not started yet (preflight run):
+	// every writer found is one besides the application.
+	Starting bool
+}
+
+// Writer is a process, lock holder or container that has a database open.
+type Writer struct {
+	// Kind is "process", "lock" or "container".
+	Kind string `json:"kind"`
+	// Process fields (Kind "process", and "lock" when the holder's pid is
+	// known in our PID namespace).
+	PID     int    `json:"pid,omitempty"`
+	Comm    string `json:"comm,omitempty"`
+	Cmdline string `json:"cmdline,omitempty"`
+	User    string `json:"user,omitempty"`
+	// Files lists how the process holds the database: "db fd 5",
+	// "shm mmap", ...
+	Files []string `json:"files,omitempty"`
+	// Locks lists the POSIX locks held (kind "lock", or a process whose
+	// locks were also seen).
+	Locks []locks.Lock `json:"locks,omitempty"`
+	// Container fields (Kind "container").
+	Container *docker.Container `json:"container,omitempty"`
+	Relation  string            `json:"relation,omitempty"`
+}
+
+// Name describes the writer in one phrase for messages.
+func (w Writer) Name() string {
+	switch w.Kind {
+	case "container":
+		c := w.Container
+		s := fmt.Sprintf("container %s (%s, image %s", c.Name, shortID(c.ID), c.Image)
+		if c.ComposeService != "" {
+			s += fmt.Sprintf(", compose project %s service %s", c.ComposeProject, c.ComposeService)
+		}
+		if c.OneOff {
+			s += ", a one-off compose run"
+		}
+		return s + ")"
+	case "lock":
+		if w.PID > 0 {
+			return fmt.Sprintf("process %d holding %s", w.PID, lockNames(w.Locks))
+		}
+		return fmt.Sprintf("a process outside this PID namespace (another container or the host) holding %s", lockNames(w.Locks))
+	}
+	cmd := w.Cmdline
+	if cmd == "" {
+		cmd = w.Comm
+	}
+	return fmt.Sprintf("process %d (%s, user %s)", w.PID, cmd, w.User)
+}
+
+// Stop is the command that stops the writer.
+func (w Writer) Stop() string {
+	switch {
+	case w.Kind == "container" && w.Container.ComposeService != "" && !w.Container.OneOff:
+		return fmt.Sprintf("docker compose -p %s stop %s", w.Container.ComposeProject, w.Container.ComposeService)
+	case w.Kind == "container":
+		return "docker stop " + w.Container.Name
+	case w.PID > 0:
+		return fmt.Sprintf("kill %d (or stop the service that runs it)", w.PID)
+	}
+	return "stop the container or host program that has the database open"
+}
+
+func lockNames(ls []locks.Lock) string {
+	var names []string
+	for _, l := range ls {
+		names = append(names, fmt.Sprintf("%s %s lock on %s", l.Type, l.Name, l.File))
+	}
+	return strings.Join(names, ", ")
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// WriterProbes says, for one database, which live-writer probes ran and
+// whether "no writer found" can be trusted.
+type WriterProbes struct {
+	// Processes, Locks, Docker, Activity: "ran", "unsure", "failed",
+	// "off", "unsupported" (and for Docker its probe status; for Activity
+	// "quiet" or "changed").
+	Processes string `json:"processes"`
+	Locks     string `json:"locks"`
+	Docker    string `json:"docker"`
+	Activity  string `json:"activity"`
+	// Sure is true when every probe that can see a writer of this database
+	// ran fully and no writer can hide from all of them.
+	Sure bool `json:"sure"`
+	// Blind lists what the probes could not see, in words.
+	Blind []string `json:"blind,omitempty"`
+}
+
+// writerFacts are the raw probe results shared by every database.
+type writerFacts struct {
+	procs     procfs.Result
+	procsErr  error
+	docker    docker.Result
+	locks     map[string]locks.Result
+	locksErr  map[string]error
+	activity  map[string]activity.Result
+	watchErr  map[string]error
+	targetErr map[string]error
+}
+
+// probeWriters runs the live-writer probes for every database in dirs and
+// fills each database's Writers and WriterProbes, and r.Engine and r.Docker.
+// Raw reads (locks, /proc) run before anything else touches the databases:
+// no SQLite connection is open in this process.
+func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
+	if opts.Off {
+		r.Probes["processes"], r.Probes["locks"], r.Probes["docker"], r.Probes["activity"] = "off", "off", "off", "off"
+		return
+	}
+	var dbs []*Database
+	var dirPaths []string
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		if d.Exists {
+			dirPaths = append(dirPaths, d.Path)
+		}
+		for j := range d.Databases {
+			if !d.Databases[j].New && !d.Databases[j].NotSQLite {
+				dbs = append(dbs, &d.Databases[j])
+			}
+		}
+	}
+	f := writerFacts{
+		locks: map[string]locks.Result{}, locksErr: map[string]error{},
+		activity: map[string]activity.Result{}, watchErr: map[string]error{}, targetErr: map[string]error{},
+	}
+	var targets []procfs.Target
+	for _, db := range dbs {
+		f.locks[db.Path], f.locksErr[db.Path] = locks.Probe(db.Path)
+		t, err := procfs.TargetFor(db.Path)
+		if err != nil {
+			f.targetErr[db.Path] = err
+			continue
+		}
+		targets = append(targets, t)
+	}
+
+	var wg sync.WaitGroup
+	if len(dirPaths) > 0 && opts.Docker.Mode != docker.ModeOff {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.docker = docker.Probe(ctx, dirPaths, opts.Docker)
+		}()
+	} else {
+		f.docker = docker.Result{Status: docker.StatusOff}
+		if opts.Docker.Mode != docker.ModeOff {
+			f.docker.Status = "skipped"
+		}
+	}
+	var mu sync.Mutex
+	if opts.Watch > 0 {
+		for _, db := range dbs {
+			wg.Add(1)
+			go func(path string) {
+				defer wg.Done()
+				res, err := activity.Watch(ctx, path, opts.Watch)
+				mu.Lock()
+				f.activity[path], f.watchErr[path] = res, err
+				mu.Unlock()
+			}(db.Path)
+		}
+	}
+	if len(targets) > 0 {
+		f.procs, f.procsErr = procfs.Scan(ctx, targets, procfs.Options{})
+	}
+	wg.Wait()
+
+	r.Docker = &f.docker
+	r.Engine = f.docker.Engine
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		for j := range d.Databases {
+			db := &d.Databases[j]
+			if db.New || db.NotSQLite {
+				continue
+			}
+			attribute(d, db, &f, opts)
+		}
+	}
+	r.Probes["processes"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Processes })
+	r.Probes["locks"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Locks })
+	r.Probes["docker"] = f.docker.Status
+	r.Probes["activity"] = "off"
+	if opts.Watch > 0 {
+		r.Probes["activity"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Activity })
+	}
+}
+
+// summarize returns the one status every database shares, or the worst.
+func summarize(dbs []*Database, get func(*Database) string) string {
+	order := []string{"failed", "unsupported", "unsure", "changed", "ran", "quiet", "off"}
+	best := ""
+	for _, db := range dbs {
+		s := get(db)
+		if best == "" || indexOf(order, s) < indexOf(order, best) {
+			best = s
+		}
+	}
+	if best == "" {
+		return "no database"
+	}
+	return best
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return len(list)
+}
+
+// attribute turns the probe results into db.Writers, db.Unlinked,
+// db.Activity and db.WriterProbes.
+func attribute(d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
+	p := &db.WriterProbes
+	byPID := map[int]*Writer{}
+	var pids []int
+	switch {
+	case f.targetErr[db.Path] != nil:
+		p.Processes = "failed"
+		p.Blind = append(p.Blind, "processes: "+f.targetErr[db.Path].Error())
+	case f.procsErr != nil:
+		p.Processes = "failed"
+		if strings.Contains(f.procsErr.Error(), "not supported") {
+			p.Processes = "unsupported"
+		}
+		p.Blind = append(p.Blind, "processes: "+f.procsErr.Error())
+	default:
+		p.Processes = "ran"
+		if !f.procs.Sure {
+			p.Processes = "unsure"
+			p.Blind = append(p.Blind, fmt.Sprintf("processes: %d of %d processes could not be read", f.procs.Denied, f.procs.Scanned))
+		}
+	}
+	for _, h := range f.procs.Holders {
+		if h.Target != absPath(db.Path) {
+			continue
+		}
+		w := byPID[h.PID]
+		if w == nil {
+			w = &Writer{Kind: "process", PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User}
+			byPID[h.PID] = w
+			pids = append(pids, h.PID)
+		}
+		w.Files = append(w.Files, h.File+" "+h.How)
+	}
+	for _, u := range f.procs.Unlinked {
+		if u.Target == absPath(db.Path) {
+			db.Unlinked = append(db.Unlinked, u)
+		}
+	}
+
+	lr := f.locks[db.Path]
+	switch {
+	case f.locksErr[db.Path] != nil && strings.Contains(f.locksErr[db.Path].Error(), "not supported"):
+		p.Locks = "unsupported"
+	case f.locksErr[db.Path] != nil:
+		p.Locks = "failed"
+		p.Blind = append(p.Blind, "locks: "+f.locksErr[db.Path].Error())
+	default:
+		p.Locks = "ran"
+	}
+	var foreign *Writer
+	for _, l := range lr.Locks {
+		if w := byPID[l.PID]; l.PID > 0 && w != nil {
+			w.Locks = append(w.Locks, l)
+			continue
+		}
+		if l.PID > 0 {
+			w := &Writer{Kind: "lock", PID: l.PID, Locks: []locks.Lock{l}}
+			byPID[l.PID] = w
+			pids = append(pids, l.PID)
+			continue
+		}
+		if foreign == nil {
+			foreign = &Writer{Kind: "lock"}
+		}
+		foreign.Locks = append(foreign.Locks, l)
+	}
+	sort.Ints(pids)
+	for _, pid := range pids {
+		db.Writers = append(db.Writers, *byPID[pid])
+	}
+
+	p.Docker = f.docker.Status
+	containers := 0
+	for _, cw := range f.docker.Writers {
+		if cw.Path != d.Path {
+			continue
+		}
+		c := cw.Container
+		db.Writers = append(db.Writers, Writer{Kind: "container", Container: &c, Relation: cw.Relation})
+		containers++
+	}
+	if foreign != nil && containers == 0 {
+		db.Writers = append(db.Writers, *foreign)
+	}
+	switch f.docker.Status {
+	case docker.StatusRan:
+		if !f.docker.Sure {
+			p.Blind = append(p.Blind, "containers: "+nonEmpty(f.docker.Err, "the engine's answer may be incomplete"))
+		}
+	case docker.StatusNoDaemon, docker.StatusOff:
+	default:
+		p.Blind = append(p.Blind, "containers: Docker "+f.docker.Status+nonEmptyPrefix(": ", f.docker.Err))
+	}
+
+	p.Activity = "off"
+	if opts.Watch > 0 {
+		if err := f.watchErr[db.Path]; err != nil {
+			p.Activity = "failed"
+			p.Blind = append(p.Blind, "activity: "+err.Error())
+		} else if a, ok := f.activity[db.Path]; ok {
+			db.Activity = &a
+			p.Activity = "quiet"
+			if a.Changed {
+				p.Activity = "changed"
+			}
+		}
+	}
+
+	class := subject{dir: d, db: db}.class()
+	if unsafeForWAL(class) || class == "unknown" {
+		p.Blind = append(p.Blind, fmt.Sprintf("processes on another kernel (a host behind a VM share, another network client) are invisible on a %s filesystem, and their locks do not reach this one", class))
+	}
+	if db.JournalMode != "wal" && f.docker.Status != docker.StatusRan && f.docker.Status != docker.StatusNoDaemon {
+		p.Blind = append(p.Blind, "an idle connection to a rollback-mode database holds no lock, so other containers are seen only through the Docker API")
+	}
+	p.Sure = len(p.Blind) == 0
+}
+
+func absPath(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	return wd + "/" + p
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func nonEmptyPrefix(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
+
+// writerCount is how many distinct writers hold db: processes on this
+// kernel and containers are counted together when we run in a container
+// (its processes are ours, the containers others); on a host a container's
+// processes are visible too, so the larger of the two counts is taken.
+func writerCount(db *Database, inContainer bool) int {
+	procs, containers, foreign := 0, 0, 0
+	for _, w := range db.Writers {
+		switch {
+		case w.Kind == "container":
+			containers++
+		case w.PID > 0:
+			procs++
+		default:
+			foreign++
+		}
+	}
+	if inContainer {
+		return procs + max(containers, foreign)
+	}
+	return max(procs, containers, foreign)
+}
