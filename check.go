@@ -43,6 +43,16 @@ type Options struct {
 	Ignore []string
 	// Writers configures the live-writer probes.
 	Writers WriterOptions
+	// InspectSaved inspects the databases at the paths on this machine even
+	// with a saved MountTable. Off by default: a saved table's paths belong
+	// to the machine it came from, and a local directory of the same name
+	// says nothing about them. Tests set it to judge real databases
+	// against captured tables.
+	InspectSaved bool
+	// Container, when set, names a container: Paths are paths inside it,
+	// mapped to this host through its mounts (docker inspect) and checked
+	// here. Needs the Docker Engine API.
+	Container string
 }
 
 // Check classifies each path's filesystem, inspects its databases and
@@ -66,11 +76,25 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		Schema: Schema,
 		Probes: map[string]string{},
 	}
+	locals := opts.Paths
+	var inContainer []containerPath
+	if opts.Container != "" {
+		var err error
+		if inContainer, err = inspectContainer(ctx, r, opts); err != nil {
+			return nil, err
+		}
+		locals = nil
+		for _, cp := range inContainer {
+			if cp.local != "" {
+				locals = append(locals, cp.local)
+			}
+		}
+	}
 	table := opts.MountTable
 	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: saved}
 	if table == nil {
 		r.MountTable.Source = "/proc/self/mountinfo"
-		t, err := mounts.ReadSelfFor(lookupPaths(opts.Paths))
+		t, err := mounts.ReadSelfFor(lookupPaths(locals))
 		if err != nil {
 			r.MountTable.Error = err.Error()
 		} else {
@@ -88,13 +112,22 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	r.Probes["sqlitefile"] = "ran"
 
 	seen := map[[2]uint64]bool{}
-	for _, p := range opts.Paths {
+	for i, p := range opts.Paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d := inspectPath(p, table, saved, opts.MaxDepth, seen)
-		if r.MountTable.Error != "" {
-			d.MountError = "read mount table: " + r.MountTable.Error
+		var d DataDir
+		switch {
+		case inContainer != nil && inContainer[i].local == "":
+			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, saved: true}
+		case inContainer != nil:
+			d = inspectPath(inContainer[i].local, table, false, false, opts.MaxDepth, seen)
+			d.ContainerPath = p
+		default:
+			d = inspectPath(p, table, saved && !opts.InspectSaved, saved, opts.MaxDepth, seen)
+		}
+		if r.MountTable.Error != "" && d.Mount == nil {
+			d.MountError = r.MountTable.Error
 		}
 		r.DataDirs = append(r.DataDirs, d)
 	}
@@ -107,6 +140,9 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 			r.Findings[i].Ignored = true
 		}
 	}
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
 	r.Verdict = verdictOf(r.Worst())
 	r.FSClass = worstClass(r.DataDirs)
 	r.JournalMode = "wal"
@@ -116,13 +152,28 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	return r, nil
 }
 
-// inspectPath builds the DataDir for one configured path. seen holds the
-// device and inode of every database already reported, so a database
-// reached through two paths is reported once.
-func inspectPath(p string, table *mounts.Table, saved bool, maxDepth int, seen map[[2]uint64]bool) DataDir {
+// inspectPath builds the DataDir for one configured path. With elsewhere
+// set the path belongs to the machine a saved mount table came from: it is
+// classified but nothing here is read. saved says the mount table is a
+// saved one (paths are not resolved on this machine). seen holds the device
+// and inode of every database already reported, so a database reached
+// through two paths is reported once.
+func inspectPath(p string, table *mounts.Table, elsewhere, saved bool, maxDepth int, seen map[[2]uint64]bool) DataDir {
 	d := DataDir{Path: p, saved: saved, Databases: []Database{}}
-	fi, statErr := os.Stat(p)
-	d.Exists = statErr == nil
+	var fi os.FileInfo
+	var statErr error
+	if !elsewhere {
+		fi, statErr = os.Stat(p)
+		d.Exists = statErr == nil
+	}
+	newDB := false
+	if !elsewhere && errors.Is(statErr, os.ErrNotExist) && sqlitefile.LooksLikeDatabase(p) {
+		// A database that does not exist yet, in a directory that does:
+		// the application creates it on first start.
+		if pfi, err := os.Stat(filepath.Dir(p)); err == nil && pfi.IsDir() {
+			d.Exists, newDB = true, true
+		}
+	}
 
 	// The path whose mount decides WAL safety: the directory that will hold
 	// -wal and -shm. For a database file that is its parent directory.
@@ -136,8 +187,7 @@ func inspectPath(p string, table *mounts.Table, saved bool, maxDepth int, seen m
 		}
 	}
 	d.Resolved = target
-	isFile := d.Exists && !fi.IsDir()
-	if isFile {
+	if newDB || d.Exists && !fi.IsDir() {
 		target = filepath.Dir(target)
 	}
 	if table != nil && d.MountError == "" {
@@ -155,22 +205,31 @@ func inspectPath(p string, table *mounts.Table, saved bool, maxDepth int, seen m
 		}
 		return d
 	}
+	d.Inspected = true
+	if newDB {
+		db, err := sqlitefile.Inspect(p)
+		if err != nil {
+			d.Errors = append(d.Errors, err.Error())
+		}
+		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}})
+		return d
+	}
 	res, err := sqlitefile.Discover([]string{p}, sqlitefile.DiscoverOptions{MaxDepth: maxDepth})
 	if err != nil {
 		d.Errors = append(d.Errors, err.Error())
 		return d
 	}
-	d.Inspected = true
 	d.Errors = append(d.Errors, res.Errors...)
 	for _, db := range res.Databases {
 		key := [2]uint64{db.Dev, db.Ino}
 		if db.Ino != 0 {
 			if seen[key] {
+				d.Duplicates++
 				continue
 			}
 			seen[key] = true
 		}
-		d.Databases = append(d.Databases, Database{Database: db, Mount: fileMount(db.Path, d.Mount, table, saved)})
+		d.Databases = append(d.Databases, Database{Database: db, Mount: fileMount(db.Path, d.Mount, table, saved), Writers: []Writer{}})
 	}
 	return d
 }

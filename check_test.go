@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
@@ -147,7 +148,7 @@ func TestCheckSingleFileBind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir}, MountTable: table, MountTableSource: "test"})
+	r, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir}, MountTable: table, MountTableSource: "test", InspectSaved: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,5 +176,95 @@ func TestRulesAreDocumented(t *testing.T) {
 		if !strings.Contains(string(readme), "`"+r.ID+"`") {
 			t.Errorf("README.md does not document finding %s", r.ID)
 		}
+	}
+}
+
+// TestRulesOverCapturedFilesystems judges real databases made by the driver
+// against mount tables for the filesystems this machine cannot mount
+// (Options.InspectSaved): every WAL rule, its level and the verdict.
+func TestRulesOverCapturedFilesystems(t *testing.T) {
+	walDir := t.TempDir()
+	testdb.Make(t, filepath.Join(walDir, "app.db"), "wal", 3)
+	delDir := t.TempDir()
+	testdb.Make(t, filepath.Join(delDir, "app.db"), "delete", 3)
+	emptyDir := t.TempDir()
+
+	tests := []struct {
+		name        string
+		dir         string
+		fstype      string
+		source      string
+		opts        string
+		ignore      []string
+		wantIDs     string
+		verdict     preflight.Verdict
+		journalMode string
+	}{
+		{"wal on local ext4", walDir, "ext4", "/dev/sda1", "rw", nil, "", preflight.VerdictOK, "wal"},
+		{"wal on docker desktop fakeowner", walDir, "fakeowner", "/run/host_mark/Users", "rw,fakeowner", nil, "wal-on-cross-vm:error", preflight.VerdictUnsafe, "delete"},
+		{"wal on grpcfuse", walDir, "fuse.grpcfuse", "grpcfuse", "rw,user_id=0,group_id=0,allow_other", nil, "wal-on-cross-vm:error", preflight.VerdictUnsafe, "delete"},
+		{"wal on wsl2 drive", walDir, "9p", "drvfs", "rw,aname=drvfs;path=C:\\;uid=0", nil, "wal-on-cross-vm:error", preflight.VerdictUnsafe, "delete"},
+		{"wal on nfs4", walDir, "nfs4", "10.0.0.2:/export", "rw,vers=4.1", nil, "wal-on-network-fs:error", preflight.VerdictUnsafe, "delete"},
+		{"wal on cifs", walDir, "cifs", "//nas/share", "rw,nobrl", nil, "wal-on-network-fs:error", preflight.VerdictUnsafe, "delete"},
+		{"wal on unraid shfs", walDir, "fuse.shfs", "shfs", "rw", nil, "wal-on-fuse:error", preflight.VerdictUnsafe, "delete"},
+		{"wal on mergerfs", walDir, "fuse.mergerfs", "pool", "rw", nil, "wal-on-fuse:error", preflight.VerdictUnsafe, "delete"},
+		{"wal on other fuse", walDir, "fuse.foofs", "foofs", "rw", nil, "wal-on-fuse:warn", preflight.VerdictWarn, "delete"},
+		{"wal on litefs", walDir, "fuse.litefs", "litefs", "rw", nil, "", preflight.VerdictOK, "wal"},
+		{"rollback on cross-vm", delDir, "virtiofs", "mount0", "rw", nil, "", preflight.VerdictOK, "delete"},
+		{"empty dir on cross-vm", emptyDir, "virtiofs", "mac", "rw", nil, "new-db-on-unsafe-fs:info", preflight.VerdictOK, "delete"},
+		{"unknown fs", walDir, "weirdfs", "x", "rw", nil, "unknown-fs:warn", preflight.VerdictWarn, "delete"},
+		{"unsafe, ignored", walDir, "nfs", "srv:/x", "rw", []string{"wal-on-network-fs"}, "wal-on-network-fs:info", preflight.VerdictOK, "delete"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := "1 0 254:1 / / rw,relatime - ext4 /dev/vda1 rw\n" +
+				fmt.Sprintf("2 1 0:46 / %s rw,relatime - %s %s %s\n", tt.dir, tt.fstype, tt.source, tt.opts)
+			table, err := mounts.Parse(strings.NewReader(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := preflight.Check(context.Background(), preflight.Options{
+				Paths: []string{tt.dir}, MountTable: table, MountTableSource: "test", InspectSaved: true, Ignore: tt.ignore,
+				Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, f := range r.Findings {
+				if !strings.HasPrefix(f.ID, "live-writer") {
+					ids = append(ids, f.ID+":"+string(f.Level))
+				}
+			}
+			if got := strings.Join(ids, ","); got != tt.wantIDs {
+				t.Errorf("Check(%s on %s) findings = %s, want %s", tt.dir, tt.fstype, got, tt.wantIDs)
+			}
+			if r.Verdict != tt.verdict || r.JournalMode != tt.journalMode {
+				t.Errorf("Check(%s on %s) verdict %s, journal mode %s; want %s, %s", tt.dir, tt.fstype, r.Verdict, r.JournalMode, tt.verdict, tt.journalMode)
+			}
+		})
+	}
+}
+
+// TestCheckNewDatabaseFile: a database path that does not exist yet, in a
+// directory that does, is a new database, not a missing data directory.
+func TestCheckNewDatabaseFile(t *testing.T) {
+	dir := t.TempDir()
+	r, err := preflight.Check(context.Background(), preflight.Options{
+		Paths:   []string{filepath.Join(dir, "app.db"), filepath.Join(dir, "nope", "app.db")},
+		Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.DataDirs[0]; !d.Exists || len(d.Databases) != 1 || !d.Databases[0].New {
+		t.Errorf("Check(missing app.db in an existing dir) = %+v, want one new database", d)
+	}
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.ID+":"+f.Path)
+	}
+	if want := "data-dir-missing:" + filepath.Join(dir, "nope", "app.db"); strings.Join(ids, ",") != want {
+		t.Errorf("findings = %v, want only %s", ids, want)
 	}
 }

@@ -98,8 +98,10 @@ type Database struct {
 
 // DataDir is one checked path: a data directory or a database file.
 type DataDir struct {
-	// Path as given.
+	// Path as given, or with --container the host path it maps to.
 	Path string `json:"path"`
+	// ContainerPath is the path inside the --container the report is for.
+	ContainerPath string `json:"container_path,omitempty"`
 	// Resolved is Path made absolute with symlinks resolved (nearest
 	// existing ancestor for a path that does not exist yet).
 	Resolved string `json:"resolved,omitempty"`
@@ -112,6 +114,9 @@ type DataDir struct {
 	// Inspected is true when the databases in Path were looked for.
 	Inspected bool       `json:"inspected"`
 	Databases []Database `json:"databases"`
+	// Duplicates counts databases found here that were already reported
+	// under an earlier path (same device and inode).
+	Duplicates int `json:"duplicates,omitempty"`
 	// Errors lists files or directories that could not be read.
 	Errors []string `json:"errors,omitempty"`
 
@@ -140,9 +145,11 @@ type Report struct {
 	Engine *docker.Engine `json:"engine,omitempty"`
 	// Docker is the Docker probe's result: endpoint, status, our own
 	// container, where each data path lives.
-	Docker   *docker.Result `json:"docker,omitempty"`
-	DataDirs []DataDir      `json:"data_dirs"`
-	Findings []Finding      `json:"findings"`
+	Docker *docker.Result `json:"docker,omitempty"`
+	// Container is the --container whose paths were checked.
+	Container *docker.Container `json:"container,omitempty"`
+	DataDirs  []DataDir         `json:"data_dirs"`
+	Findings  []Finding         `json:"findings"`
 }
 
 // Worst returns the highest level among the report's findings (info when

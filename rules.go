@@ -132,7 +132,11 @@ var rules = []rule{
 			return fmt.Sprintf("%s does not exist", s.dir.Path), "", true
 		},
 		remedy: func(s subject) []string {
-			return []string{fmt.Sprintf("Create %s, or mount the data volume there (docker run -v NAME:%s), or fix the configured path (--data-dir, PREFLIGHT_DATA_DIR).", s.dir.Path, s.dir.Path)}
+			dir := s.dir.Path
+			if sqlitefile.LooksLikeDatabase(dir) {
+				dir = filepath.Dir(dir)
+			}
+			return []string{fmt.Sprintf("Create %s, or mount the data volume there (docker run -v NAME:%s), or fix the configured path (--data-dir, PREFLIGHT_DATA_DIR).", dir, dir)}
 		},
 	},
 	{
@@ -245,7 +249,7 @@ var rules = []rule{
 			return fmt.Sprintf("%s is not a SQLite database: %s", s.db.Path, why), "", true
 		},
 		remedy: func(s subject) []string {
-			return []string{"If it should be a database, restore it from a backup; a truncated or overwritten header cannot be opened by SQLite."}
+			return []string{"If this file belongs to another program (BoltDB, LevelDB and others also use .db), ignore it: --ignore not-sqlite. If it should be a SQLite database, its header is damaged or truncated: SQLite cannot open it; restore it from a backup."}
 		},
 	},
 	{

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/preflight-sqlite/preflight"
@@ -26,8 +27,12 @@ type CheckFlags struct {
 // options builds preflight.Options from the flags, reading the saved mount
 // table when --mountinfo is set.
 func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, error) {
+	dataDirs := f.DataDir
+	if len(paths) > 0 && !g.given("--data-dir") {
+		dataDirs = nil // PATH arguments replace PREFLIGHT_DATA_DIR
+	}
 	opts := preflight.Options{
-		Paths:    append(append([]string{}, paths...), f.DataDir...),
+		Paths:    trimAll(append(append([]string{}, paths...), dataDirs...)),
 		MaxDepth: f.MaxDepth,
 		Ignore:   f.Ignore,
 		Writers: preflight.WriterOptions{
@@ -38,15 +43,24 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 		return opts, usageError(fmt.Errorf("--docker-timeout %s: must be positive", f.DockerTimeout))
 	}
 	if len(opts.Paths) == 0 {
-		return opts, usageError(errors.New("no data directory given"), "pass a PATH or --data-dir, or set PREFLIGHT_DATA_DIR")
+		return opts, usageError(errors.New("no data directory given"), "pass --data-dir DIR (check also takes PATH arguments), or set PREFLIGHT_DATA_DIR")
 	}
-	if f.MaxDepth < 0 {
-		return opts, usageError(fmt.Errorf("--max-depth %d: must not be negative", f.MaxDepth))
+	if f.MaxDepth < 1 {
+		return opts, usageError(fmt.Errorf("--max-depth %d: must be at least 1 (1 = files directly in the data directory)", f.MaxDepth))
+	}
+	known := map[string]bool{}
+	for _, r := range preflight.Rules() {
+		known[r.ID] = true
+	}
+	for _, id := range f.Ignore {
+		if !known[id] {
+			fmt.Fprintf(g.stderr, "preflight: warning: --ignore %s: no finding has this ID (see the README's findings table)\n", id)
+		}
 	}
 	if g.Mountinfo != "" {
 		t, err := mounts.ReadFile(g.Mountinfo)
 		if err != nil {
-			return opts, usageError(fmt.Errorf("read mount table: %w", err))
+			return opts, usageError(err)
 		}
 		opts.MountTable = t
 		opts.MountTableSource = g.Mountinfo
@@ -56,11 +70,12 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 
 // CheckCmd is `preflight check`.
 type CheckCmd struct {
-	Paths []string `arg:"" optional:"" name:"path" help:"Data directory or database file (default: --data-dir, PREFLIGHT_DATA_DIR)."`
+	Paths []string `arg:"" optional:"" name:"path" help:"Data directory or database file; given PATHs replace PREFLIGHT_DATA_DIR (default: --data-dir, PREFLIGHT_DATA_DIR)."`
 	CheckFlags
-	Format string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight/v1)."`
-	FailOn string        `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
-	Watch  time.Duration `name:"watch" default:"0s" env:"PREFLIGHT_WATCH" help:"Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off."`
+	Format    string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight/v1)."`
+	FailOn    string        `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
+	Watch     time.Duration `name:"watch" default:"0s" env:"PREFLIGHT_WATCH" help:"Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off."`
+	Container string        `name:"container" env:"PREFLIGHT_CONTAINER" placeholder:"NAME" help:"Check PATHs as container NAME sees them: its mounts (docker inspect) mapped to this host and classified here."`
 }
 
 // Run checks the paths, renders the report and exits by the verdict.
@@ -73,9 +88,15 @@ func (c *CheckCmd) Run(g *Globals) error {
 		return usageError(fmt.Errorf("--watch %s: must not be negative", c.Watch))
 	}
 	opts.Writers.Watch = c.Watch
+	if c.Container != "" {
+		if opts.MountTable != nil {
+			return usageError(errors.New("--container and --mountinfo cannot be combined"))
+		}
+		opts.Container = c.Container
+	}
 	r, err := preflight.Check(context.Background(), opts)
 	if err != nil {
-		if errors.Is(err, preflight.ErrRelativePath) {
+		if errors.Is(err, preflight.ErrRelativePath) || errors.Is(err, docker.ErrNotFound) {
 			return usageError(err)
 		}
 		return err
@@ -96,4 +117,16 @@ func render(w io.Writer, r *preflight.Report, format string) error {
 		return enc.Encode(r)
 	}
 	return renderText(w, r)
+}
+
+// trimAll trims spaces around each path ("/a, /b" in an environment
+// variable) and drops empty ones.
+func trimAll(paths []string) []string {
+	out := paths[:0]
+	for _, p := range paths {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/alecthomas/kong"
 )
@@ -23,20 +24,36 @@ var version = ""
 
 // Globals are flags shared by every command.
 type Globals struct {
-	Mountinfo string           `name:"mountinfo" env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify against a saved mount table (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. Paths are then not resolved on this machine."`
+	Mountinfo string           `name:"mountinfo" env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify paths against a mount table saved on another machine (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. The paths are that machine's: nothing on this machine is read."`
 	Version   kong.VersionFlag `help:"Print the version and exit."`
 
 	stdout io.Writer
 	stderr io.Writer
+	args   []string
+}
+
+// given reports whether flag (e.g. "--data-dir") was on the command line
+// before "--", as opposed to coming from its environment variable.
+func (g *Globals) given(flag string) bool {
+	for _, a := range g.args {
+		if a == "--" {
+			return false
+		}
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // CLI is the command tree.
 type CLI struct {
 	Globals
 
-	Check  CheckCmd  `cmd:"" help:"Check data directories or database files: filesystem class, journal mode, findings."`
-	Mounts MountsCmd `cmd:"" help:"List every mount with its class, or the mount holding PATH."`
-	Run    RunCmd    `cmd:"" help:"Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT)."`
+	Check   CheckCmd   `cmd:"" help:"Check data directories or database files: filesystem class, journal mode, findings."`
+	Mounts  MountsCmd  `cmd:"" help:"List every mount with its class, or the mount holding PATH."`
+	Run     RunCmd     `cmd:"" help:"Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT)."`
+	Writers WritersCmd `cmd:"" help:"List the containers that write a named volume or host directory (Docker Engine API)."`
 }
 
 const description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
@@ -61,7 +78,8 @@ func main() {
 // Main runs the CLI with args and returns the process exit code. It is
 // separate from main so tests can call it in-process.
 func Main(args []string, stdout, stderr io.Writer) int {
-	cli := CLI{Globals: Globals{stdout: stdout, stderr: stderr}}
+	cli := CLI{Globals: Globals{stdout: stdout, stderr: stderr, args: args}}
+	unsetEmptyEnv()
 	exit := -1
 	parser, err := kong.New(&cli,
 		kong.Name("preflight"),
@@ -122,4 +140,15 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// unsetEmptyEnv removes PREFLIGHT_* variables set to the empty string
+// (compose's ${VAR:-} gives those), so they mean "default", not "invalid".
+func unsetEmptyEnv() {
+	for _, kv := range os.Environ() {
+		name, value, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "PREFLIGHT_") && strings.TrimSpace(value) == "" {
+			os.Unsetenv(name)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/internal/fuseloop"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
@@ -79,56 +80,31 @@ func findingIDs(r preflight.Report) []string {
 	return ids
 }
 
-// TestCheckVerdicts runs check over real databases with saved mount tables
-// for the filesystems this machine cannot mount, and asserts the findings and
-// exit codes of the one exit-code table.
-func TestCheckVerdicts(t *testing.T) {
-	walDir := t.TempDir()
-	testdb.Make(t, filepath.Join(walDir, "app.db"), "wal", 3)
-	delDir := t.TempDir()
-	testdb.Make(t, filepath.Join(delDir, "app.db"), "delete", 3)
-	emptyDir := t.TempDir()
-
+// TestCheckSavedTable classifies paths against saved mount tables: the
+// paths belong to the machine the table came from, so nothing here is read.
+func TestCheckSavedTable(t *testing.T) {
+	dir := t.TempDir()
+	testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 1) // must not be read
 	tests := []struct {
-		name     string
-		dir      string
-		fstype   string
-		source   string
-		opts     string
-		extra    []string
-		wantIDs  []string
-		wantCode int
-		verdict  preflight.Verdict
+		fstype, source string
+		wantIDs        string
+		wantCode       int
 	}{
-		{"wal on local ext4", walDir, "ext4", "/dev/sda1", "rw", nil, nil, exitOK, preflight.VerdictOK},
-		{"wal on docker desktop fakeowner", walDir, "fakeowner", "/run/host_mark/Users", "rw,fakeowner", nil, []string{"wal-on-cross-vm:error"}, exitUnsafe, preflight.VerdictUnsafe},
-		{"wal on grpcfuse", walDir, "fuse.grpcfuse", "grpcfuse", "rw,user_id=0,group_id=0,allow_other", nil, []string{"wal-on-cross-vm:error"}, exitUnsafe, preflight.VerdictUnsafe},
-		{"wal on nfs4", walDir, "nfs4", "10.0.0.2:/export", "rw,vers=4.1", nil, []string{"wal-on-network-fs:error"}, exitUnsafe, preflight.VerdictUnsafe},
-		{"wal on unraid shfs", walDir, "fuse.shfs", "shfs", "rw", nil, []string{"wal-on-fuse:error"}, exitUnsafe, preflight.VerdictUnsafe},
-		{"wal on other fuse", walDir, "fuse.foofs", "foofs", "rw", nil, []string{"wal-on-fuse:warn"}, exitWarn, preflight.VerdictWarn},
-		{"delete on cross-vm", delDir, "virtiofs", "mount0", "rw", nil, nil, exitOK, preflight.VerdictOK},
-		{"empty dir on cross-vm", emptyDir, "virtiofs", "mac", "rw", nil, []string{"new-db-on-unsafe-fs:info"}, exitOK, preflight.VerdictOK},
-		{"unknown fs", walDir, "weirdfs", "x", "rw", nil, []string{"unknown-fs:warn"}, exitWarn, preflight.VerdictWarn},
-		{"unknown fs, fail-on error", walDir, "weirdfs", "x", "rw", []string{"--fail-on", "error"}, []string{"unknown-fs:warn"}, exitOK, preflight.VerdictWarn},
-		{"unsafe, fail-on never", walDir, "nfs", "srv:/x", "rw", []string{"--fail-on", "never"}, []string{"wal-on-network-fs:error"}, exitOK, preflight.VerdictUnsafe},
-		{"unsafe, ignored", walDir, "nfs", "srv:/x", "rw", []string{"--ignore", "wal-on-network-fs"}, []string{"wal-on-network-fs:info"}, exitOK, preflight.VerdictOK},
+		{"ext4", "/dev/sda1", "", exitOK},
+		{"fakeowner", "/run/host_mark/Users", "unsafe-fs-not-inspected:warn", exitWarn},
+		{"nfs4", "127.0.0.1:/", "unsafe-fs-not-inspected:warn", exitWarn},
+		{"weirdfs", "x", "unknown-fs:warn", exitWarn},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			mi := mountTable(t, tt.dir, tt.fstype, tt.source, tt.opts)
-			args := append([]string{"--mountinfo", mi, "check", "--format", "json", tt.dir}, tt.extra...)
-			out, stderr, code := runMain(t, args...)
-			if code != tt.wantCode {
-				t.Errorf("preflight %s: exit %d, want %d\nstderr: %s", strings.Join(args, " "), code, tt.wantCode, stderr)
-			}
-			r := decodeReport(t, out)
-			if got := strings.Join(findingIDs(r), ","); got != strings.Join(tt.wantIDs, ",") {
-				t.Errorf("findings = %s, want %s", got, strings.Join(tt.wantIDs, ","))
-			}
-			if r.Verdict != tt.verdict {
-				t.Errorf("verdict = %s, want %s", r.Verdict, tt.verdict)
-			}
-		})
+		mi := mountTable(t, dir, tt.fstype, tt.source, "rw")
+		out, stderr, code := runMain(t, "--mountinfo", mi, "check", "--docker", "off", "--format", "json", dir)
+		r := decodeReport(t, out)
+		if code != tt.wantCode || strings.Join(findingIDs(r), ",") != tt.wantIDs {
+			t.Errorf("check %s on saved %s table: exit %d, findings %v; want %d, %s\n%s", dir, tt.fstype, code, findingIDs(r), tt.wantCode, tt.wantIDs, stderr)
+		}
+		if r.DataDirs[0].Inspected || len(r.DataDirs[0].Databases) != 0 {
+			t.Errorf("check with a saved %s table read this machine's %s: %+v", tt.fstype, dir, r.DataDirs[0].Databases)
+		}
 	}
 }
 
@@ -239,15 +215,27 @@ func runBin(t *testing.T, env []string, args ...string) (string, string, int, in
 }
 
 func TestRunExec(t *testing.T) {
-	dir := t.TempDir()
-	testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 2)
-	unsafeMI := mountTable(t, dir, "fuse.grpcfuse", "grpcfuse", "rw")
-	localMI := mountTable(t, dir, "ext4", "/dev/sdb1", "rw")
+	if os.Geteuid() != 0 {
+		skipOrFail(t, "TestRunExec mounts FUSE: needs root")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		skipOrFail(t, "TestRunExec mounts FUSE: needs /dev/fuse")
+	}
+	// A real grpcfuse mount: the data directory as Docker Desktop shows it.
+	backing, dir := t.TempDir(), t.TempDir()
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 2)
+	unmount, err := fuseloop.Mount(backing, dir, "grpcfuse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmount() })
+	local := t.TempDir()
+	testdb.Make(t, filepath.Join(local, "app.db"), "wal", 2)
 	noexec := filepath.Join(t.TempDir(), "script")
 	os.WriteFile(noexec, []byte("#!/bin/sh\necho hi\n"), 0o644)
 
 	// The application replaces preflight: same pid, its exit code, its env.
-	out, stderr, code, pid := runBin(t, []string{"PREFLIGHT_DATA_DIR=" + dir, "PREFLIGHT_MOUNTINFO=" + unsafeMI},
+	out, stderr, code, pid := runBin(t, []string{"PREFLIGHT_DATA_DIR=" + dir, "PREFLIGHT_DOCKER=off"},
 		"run", "--export-env", "APP_JOURNAL", "--", "/bin/sh", "-c", `echo "$$ $PREFLIGHT_JOURNAL_MODE $PREFLIGHT_FS_CLASS $APP_JOURNAL"; exit 7`)
 	if code != 7 {
 		t.Errorf("run sh exit 7: exit %d, stderr %s", code, stderr)
@@ -259,7 +247,7 @@ func TestRunExec(t *testing.T) {
 		t.Errorf("run stderr logs wal-on-cross-vm %d times, want once as first line:\n%s", n, stderr)
 	}
 
-	out, _, code, _ = runBin(t, nil, "--mountinfo", localMI, "run", "--data-dir", dir, "--", "/bin/sh", "-c", `echo $PREFLIGHT_JOURNAL_MODE $PREFLIGHT_FS_CLASS`)
+	out, _, code, _ = runBin(t, nil, "run", "--data-dir", local, "--", "/bin/sh", "-c", `echo $PREFLIGHT_JOURNAL_MODE $PREFLIGHT_FS_CLASS`)
 	if code != 0 || out != "wal local\n" {
 		t.Errorf("run on local fs: exit %d, child printed %q; want 0, \"wal local\"", code, out)
 	}
@@ -269,7 +257,8 @@ func TestRunExec(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"on-unsafe fail", []string{"--mountinfo", unsafeMI, "run", "--data-dir", dir, "--on-unsafe", "fail", "--", "/bin/echo", "started"}, exitUnsafe},
+		{"on-unsafe fail", []string{"run", "--data-dir", dir, "--on-unsafe", "fail", "--", "/bin/echo", "started"}, exitUnsafe},
+		{"misspelled flag", []string{"run", "--data-dir", dir, "--on-unsafe-typo", "fail", "--", "/bin/echo", "started"}, exitUsage},
 		{"not found", []string{"run", "--data-dir", dir, "--", "/no/such/app"}, exitNotFound},
 		{"not found in PATH", []string{"run", "--data-dir", dir, "--", "no-such-app-xyz"}, exitNotFound},
 		{"not executable", []string{"run", "--data-dir", dir, "--", noexec}, exitCannotExec},
@@ -286,7 +275,7 @@ func TestRunExec(t *testing.T) {
 	}
 
 	// JSON log lines: one object per finding.
-	_, stderr, code, _ = runBin(t, nil, "--mountinfo", unsafeMI, "run", "--log-format", "json", "--data-dir", dir, "--", "/bin/true")
+	_, stderr, code, _ = runBin(t, nil, "run", "--log-format", "json", "--data-dir", dir, "--", "/bin/true")
 	if code != 0 {
 		t.Fatalf("run --log-format json: exit %d", code)
 	}
@@ -294,4 +283,12 @@ func TestRunExec(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.SplitN(stderr, "\n", 2)[0]), &line); err != nil || line.ID != "wal-on-cross-vm" || line.Level != "error" {
 		t.Errorf("json log first line = %q (%v), want a wal-on-cross-vm error object", stderr, err)
 	}
+}
+
+func skipOrFail(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
 }

@@ -35,6 +35,9 @@ func (c *RunCmd) Run(g *Globals) error {
 	if len(argv) == 0 {
 		return usageError(errors.New("run: no command given"), "usage: preflight run --data-dir DIR -- CMD [ARGS...]")
 	}
+	if strings.HasPrefix(argv[0], "-") {
+		return usageError(fmt.Errorf("run: unknown flag %s", argv[0]), "the application and its arguments go after --: preflight run --data-dir DIR -- CMD [ARGS...]")
+	}
 	opts, err := c.options(g, nil)
 	if err != nil {
 		return err

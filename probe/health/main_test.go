@@ -39,7 +39,11 @@ const (
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
 	case "":
-		os.Exit(m.Run())
+		code := m.Run()
+		if benchDir != "" {
+			os.RemoveAll(benchDir)
+		}
+		os.Exit(code)
 	case "hold", "kill-me":
 		if err := holdHelper(os.Getenv(dbEnv), os.Getenv(stmtsEnv), os.Getenv(helperEnv) == "kill-me"); err != nil {
 			fmt.Fprintln(os.Stderr, "helper:", err)

@@ -214,6 +214,10 @@ func (w *walker) errorf(err error) {
 	w.res.Errors = append(w.res.Errors, err.Error())
 }
 
+// LooksLikeDatabase reports whether path's name marks a database by its
+// extension: .db, .sqlite, .sqlite3 or .db3, in any case. It reads nothing.
+func LooksLikeDatabase(path string) bool { return hasDBExt(path) }
+
 func hasDBExt(name string) bool {
 	ext := strings.ToLower(filepath.Ext(name))
 	for _, e := range dbExts {

@@ -107,6 +107,9 @@ func inspect(path string, sniff bool) (db Database, found bool, err error) {
 			db.New = true
 			return db, found, nil
 		}
+		if fi, serr := os.Stat(path); serr == nil {
+			db.SizeBytes = fi.Size()
+		}
 		return db, found, err
 	}
 	defer f.Close()

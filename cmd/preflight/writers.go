@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/probe/docker"
+)
+
+// WritersCmd is `preflight writers`.
+type WritersCmd struct {
+	Volume        string        `name:"volume" placeholder:"NAME" help:"List the containers that mount this named volume read-write."`
+	HostPath      string        `name:"host-path" placeholder:"PATH" help:"List the containers whose bind mount source is this host directory, inside it, or contains it, read-write."`
+	Format        string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json."`
+	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+}
+
+// Run lists the running, restarting and paused containers that write a
+// volume or host directory. It exits 0 when the engine answered (whatever
+// it found) and 1 when it could not be asked.
+func (c *WritersCmd) Run(g *Globals) error {
+	if (c.Volume == "") == (c.HostPath == "") {
+		return usageError(errors.New("writers: give exactly one of --volume NAME or --host-path PATH"))
+	}
+	res := docker.WritersOf(context.Background(), c.Volume, c.HostPath, docker.Options{Timeout: c.DockerTimeout})
+	if c.Format == "json" {
+		if err := writeJSON(g, res); err != nil {
+			return err
+		}
+	} else {
+		what := "volume " + c.Volume
+		if c.HostPath != "" {
+			what = "host path " + c.HostPath
+		}
+		switch {
+		case res.Status != docker.StatusRan:
+			// reported below
+		case len(res.Writers) == 0:
+			fmt.Fprintf(g.stdout, "no running container writes %s\n", what)
+		default:
+			tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "CONTAINER\tID\tIMAGE\tCOMPOSE SERVICE\tMOUNT\tRELATION")
+			for _, w := range res.Writers {
+				svc := w.Container.ComposeService
+				if svc != "" {
+					svc = w.Container.ComposeProject + "/" + svc
+				}
+				if w.Container.OneOff {
+					svc += " (one-off run)"
+				}
+				src := w.Mount.Source
+				if w.Mount.Type == docker.MountVolume {
+					src = w.Mount.Name
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s:%s\t%s\n", w.Container.Name, shortID(w.Container.ID), w.Container.Image, strings.TrimSpace(svc), src, w.Mount.Destination, w.Relation)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if res.Status != docker.StatusRan {
+		return &exitError{code: exitInternal, err: fmt.Errorf("docker %s at %s: %s", res.Status, res.Endpoint.Host, res.Err),
+			hints: []string{"set DOCKER_HOST or a docker context, or run where the Docker socket is reachable"}}
+	}
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,97 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+// containerPath is a path as a container sees it, translated to this host.
+type containerPath struct {
+	// local is the host path to classify and inspect; empty when the data
+	// is not reachable from this host (writable layer, tmpfs, or a bind
+	// from a desktop VM's host).
+	local string
+	// mount is set when the classification comes from the container's
+	// inspect rather than from this host's mount table.
+	mount *mounts.Mount
+}
+
+// translate finds the mount of container c that holds p (a path inside the
+// container) and maps p to this host. A path on no mount is in the
+// container's writable layer; a bind mount on an engine whose binds cross a
+// VM is cross-vm whatever this host's table says.
+func translate(p string, c *docker.Container, eng *docker.Engine) containerPath {
+	p = path.Clean(p)
+	var best *docker.MountRef
+	for i := range c.Mounts {
+		m := &c.Mounts[i]
+		d := path.Clean(m.Destination)
+		if p == d || strings.HasPrefix(p, d+"/") || d == "/" {
+			if best == nil || len(d) > len(path.Clean(best.Destination)) {
+				best = m
+			}
+		}
+	}
+	if best == nil {
+		return containerPath{mount: &mounts.Mount{
+			Mountpoint: "/", FSType: "overlay", Source: "overlay", Class: mounts.ClassEphemeral,
+			Reason: fmt.Sprintf("%s is on no mount of container %s: the container's writable layer; locks and shared memory work, but the data goes when the container is removed", p, c.Name),
+		}}
+	}
+	rel := strings.TrimPrefix(p, path.Clean(best.Destination))
+	dest := path.Clean(best.Destination)
+	switch {
+	case best.Type == docker.MountTmpfs:
+		return containerPath{mount: &mounts.Mount{
+			Mountpoint: dest, FSType: "tmpfs", Source: "tmpfs", Class: mounts.ClassEphemeral,
+			Reason: fmt.Sprintf("tmpfs mount at %s in container %s: the data goes when the container stops", dest, c.Name),
+		}}
+	case best.Type == docker.MountBind && eng != nil && eng.CrossesVM:
+		return containerPath{mount: &mounts.Mount{
+			Mountpoint: dest, FSType: "bind", Source: best.Source, Class: mounts.ClassCrossVM, Platform: eng.Kind,
+			Reason: fmt.Sprintf("bind mount of host path %s into container %s on %s: the engine runs in a VM, so the share crosses the VM boundary; POSIX locks and the -shm shared memory are not coherent across it", best.Source, c.Name, eng.Kind),
+		}}
+	case best.Type == docker.MountVolume && best.Driver != "" && best.Driver != "local":
+		return containerPath{mount: &mounts.Mount{
+			Mountpoint: dest, FSType: "volume", Source: best.Name, Class: mounts.ClassUnknown,
+			Reason: fmt.Sprintf("volume %s uses driver %s: it may live on a network filesystem", best.Name, best.Driver),
+		}}
+	case best.Source == "":
+		return containerPath{mount: &mounts.Mount{
+			Mountpoint: dest, FSType: best.Type, Class: mounts.ClassUnknown,
+			Reason: fmt.Sprintf("%s mount at %s in container %s has no host source", best.Type, dest, c.Name),
+		}}
+	case eng != nil && eng.CrossesVM:
+		// A volume inside a desktop VM: its source is a VM path, which this
+		// host cannot see, but it lives on the VM's own disk.
+		return containerPath{mount: &mounts.Mount{
+			Mountpoint: dest, FSType: "volume", Source: best.Name, Class: mounts.ClassLocal, Platform: eng.Kind,
+			Reason: fmt.Sprintf("named volume %s inside the %s VM: a disk filesystem of the VM's kernel, where the container runs", best.Name, eng.Kind),
+		}}
+	}
+	return containerPath{local: filepath.Join(best.Source, rel)}
+}
+
+// inspectContainer resolves opts.Container and translates every path.
+func inspectContainer(ctx context.Context, r *Report, opts Options) ([]containerPath, error) {
+	c, eng, err := docker.InspectContainer(ctx, opts.Container, opts.Writers.Docker)
+	if err != nil {
+		return nil, fmt.Errorf("check container %s: %w", opts.Container, err)
+	}
+	r.Engine = eng
+	r.Container = c
+	out := make([]containerPath, len(opts.Paths))
+	for i, p := range opts.Paths {
+		if !path.IsAbs(p) {
+			return nil, fmt.Errorf("check %s in container %s: %w", p, opts.Container, ErrRelativePath)
+		}
+		out[i] = translate(p, c, eng)
+	}
+	return out, nil
+}
