@@ -379,7 +379,11 @@ var writerRules = []rule{
 			if s.opt.Starting {
 				besides = " before the application has started"
 			}
-			return fmt.Sprintf("%s has %d writers%s (%s)", filepath.Base(s.db.Path), n, besides, what), lvl, true
+			writers := "writers"
+			if n == 1 {
+				writers = "writer"
+			}
+			return fmt.Sprintf("%s has %d %s%s (%s)", filepath.Base(s.db.Path), n, writers, besides, what), lvl, true
 		},
 		remedy: func(s subject) []string {
 			return append(stopWriters("")(s), "Give each database one writing container or service; share data through the application, not the file.")

@@ -333,7 +333,13 @@ func attribute(d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
 		db.Writers = append(db.Writers, Writer{Kind: "container", Container: &c, Relation: cw.Relation})
 		containers++
 	}
-	if foreign != nil && containers == 0 {
+	switch {
+	case foreign != nil && containers == 1:
+		// The locks from outside our PID namespace are that container's:
+		// it has the database open now, not only mounted.
+		w := &db.Writers[len(db.Writers)-1]
+		w.Locks = append(w.Locks, foreign.Locks...)
+	case foreign != nil:
 		db.Writers = append(db.Writers, *foreign)
 	}
 	switch f.docker.Status {
