@@ -37,8 +37,10 @@ type Options struct {
 	// Copy checks a private copy of the database file and its -wal (never
 	// the -shm, which SQLite rebuilds) made in a new temporary directory,
 	// removed afterwards. The live directory then sees only reads. The copy
-	// is not atomic: if a writer commits or checkpoints while it is taken,
-	// the copy can show damage the live database does not have.
+	// is not atomic: if a WAL writer commits or checkpoints while it is
+	// taken, the copy can show damage the live database does not have. A
+	// rollback-mode writer in a transaction (journal present, RESERVED lock
+	// held) makes CheckIntegrity return Locked without copying.
 	Copy bool
 	// TempDir is where Copy creates its temporary directory; empty means
 	// os.TempDir(). It needs room for the database and its -wal.
@@ -164,6 +166,14 @@ func ReadOnlyDSN(path string, busy time.Duration) string {
 // happens in rollback mode (or while a WAL database is being recovered).
 // Cancelling ctx interrupts the check (Err says so).
 //
+// Locks: the connection takes only SHARED locks (rollback mode) or WAL
+// read locks. When it is the last connection to a WAL database, SQLite's
+// close path tries for a moment to take an EXCLUSIVE lock to checkpoint
+// (wal.c sqlite3WalClose); a read-only connection's checkpoint is refused
+// and nothing is written, but the -wal and -shm are left behind
+// (https://sqlite.org/walformat.html "File Lifecycles"). Options.Copy
+// keeps even that off the live files.
+//
 // CheckIntegrity returns no error: every failure is in Integrity.Err.
 func CheckIntegrity(ctx context.Context, dbPath string, opts Options) (res Integrity) {
 	start := time.Now()
@@ -198,6 +208,13 @@ func CheckIntegrity(ctx context.Context, dbPath string, opts Options) (res Integ
 	}
 	target := path
 	if opts.Copy {
+		if j.SizeBytes > 0 && j.WriterLock == LockHeld {
+			// A rollback-mode writer may have written uncommitted pages
+			// into the database file: a copy now would be inconsistent.
+			res.Locked = true
+			res.Err = ErrTextLocked
+			return res
+		}
 		dir, err := os.MkdirTemp(opts.TempDir, "preflight-check-")
 		if err != nil {
 			res.Err = fmt.Sprintf("check integrity: copy: %v", err)
@@ -232,7 +249,7 @@ func check(ctx context.Context, target, live string, opts Options, res *Integrit
 	db.SetMaxOpenConns(1)
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		failed(ctx, res, "open", err, nil)
+		failed(ctx, res, "open", err)
 		return
 	}
 	defer conn.Close()
@@ -240,7 +257,7 @@ func check(ctx context.Context, target, live string, opts Options, res *Integrit
 	schema, err := readSchema(ctx, conn)
 	if err != nil {
 		if code := sqliteCode(err); !isCorrupt(code) {
-			failed(ctx, res, "read sqlite_schema", err, nil)
+			failed(ctx, res, "read sqlite_schema", err)
 			return
 		}
 		res.SchemaErr = fmt.Sprintf("read sqlite_schema: %v", err)
@@ -248,7 +265,7 @@ func check(ctx context.Context, target, live string, opts Options, res *Integrit
 
 	rows, err := conn.QueryContext(ctx, "PRAGMA "+res.Check)
 	if err != nil {
-		failed(ctx, res, res.Check, err, schema)
+		failed(ctx, res, res.Check, err)
 		if res.Ran {
 			finish(res, schema, live)
 		}
@@ -260,6 +277,7 @@ func check(ctx context.Context, target, live string, opts Options, res *Integrit
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
+			res.Ran = false
 			res.Err = fmt.Sprintf("check integrity: scan: %v", err)
 			return
 		}
@@ -273,7 +291,7 @@ func check(ctx context.Context, target, live string, opts Options, res *Integrit
 		if !isCorrupt(sqliteCode(err)) {
 			res.Ran = false
 			res.Messages = msgs
-			failed(ctx, res, res.Check, err, schema)
+			failed(ctx, res, res.Check, err)
 			return
 		}
 		msgs = append(msgs, err.Error())
@@ -305,7 +323,7 @@ func finish(res *Integrity, schema []SchemaEntry, live string) {
 }
 
 // failed records an error that stopped the check at step.
-func failed(ctx context.Context, res *Integrity, step string, err error, schema []SchemaEntry) {
+func failed(ctx context.Context, res *Integrity, step string, err error) {
 	code := sqliteCode(err)
 	switch {
 	case ctx.Err() != nil:

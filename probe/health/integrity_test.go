@@ -111,6 +111,7 @@ func TestCheckIntegrityClassifiesDamage(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "app.db")
 			makeFixture(t, path)
 			if got := health.CheckIntegrity(context.Background(), path, health.Options{}); !got.OK || got.Summary != "ok" {

@@ -160,19 +160,22 @@ type Journal struct {
 	WriterLock LockState `json:"writer_lock"`
 	// Hot reports a journal that the next writer rolls back
 	// (https://sqlite.org/lockingv3.html#hot_journals): non-empty, the
-	// header starts with the journal magic, and WriterLock is not LockHeld.
+	// header starts with the journal magic, WriterLock is not LockHeld, and
+	// the database is not empty (SQLite deletes a journal beside an empty
+	// database instead of playing it back).
 	// A database with a hot journal holds a half-applied transaction; the
 	// journal must be kept with it (https://sqlite.org/howtocorrupt.html#delhotjrnl).
 	Hot bool `json:"hot"`
 	// DBMode is the journalling family from the database header;
 	// empty when the database header could not be read.
 	DBMode sqlitefile.JournalMode `json:"db_mode,omitempty"`
-	// StrayWAL reports a non-empty -wal beside a database whose header says
-	// rollback mode. SQLite opens an existing -wal of a non-empty database
-	// whatever the header says (pager.c pagerOpenWalIfPresent), so its
-	// frames can still change what readers see.
+	// StrayWAL reports a -wal (of any size) beside a database whose header
+	// says rollback mode. SQLite opens an existing -wal of a non-empty
+	// database whatever the header says (pager.c pagerOpenWalIfPresent), so
+	// the frames of a non-empty one can still change what readers see.
 	StrayWAL bool `json:"stray_wal"`
-	// StrayWALSizeBytes is the size of that -wal in bytes; 0 unless StrayWAL.
+	// StrayWALSizeBytes is the size of that -wal in bytes; 0 when empty or
+	// not StrayWAL.
 	StrayWALSizeBytes int64 `json:"stray_wal_size_bytes,omitempty"`
 }
 
@@ -192,7 +195,7 @@ func InspectJournal(dbPath string) (Journal, error) {
 	if db.Header != nil {
 		j.DBMode = db.JournalMode
 	}
-	if db.JournalMode == sqlitefile.JournalRollback && db.WAL.Exists && db.WAL.SizeBytes > 0 {
+	if db.JournalMode == sqlitefile.JournalRollback && db.WAL.Exists {
 		j.StrayWAL = true
 		j.StrayWALSizeBytes = db.WAL.SizeBytes
 	}
@@ -236,7 +239,7 @@ func InspectJournal(dbPath string) (Journal, error) {
 	if !db.New {
 		j.WriterLock = reservedLock(dbPath)
 	}
-	j.Hot = magic && j.WriterLock != LockHeld
+	j.Hot = magic && j.WriterLock != LockHeld && !db.New
 	return j, dbErr
 }
 

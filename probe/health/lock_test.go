@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -197,5 +199,51 @@ func TestCheckIntegrityCancelled(t *testing.T) {
 	got := health.CheckIntegrity(ctx, path, health.Options{})
 	if got.Ran || got.OK || !strings.Contains(got.Err, "interrupted") {
 		t.Errorf("CheckIntegrity(cancelled) = %+v, want Err interrupted", got)
+	}
+}
+
+// TestReadOnlyOpenTakesNoWriteLock reads /proc/locks while a ReadOnlyDSN
+// connection is inside a read on a rollback-mode database: the process may
+// hold READ (SHARED) locks on the file, never WRITE ones.
+func TestReadOnlyOpenTakesNoWriteLock(t *testing.T) {
+	requireLinux(t)
+	path := filepath.Join(t.TempDir(), "app.db")
+	makeDB(t, path, "delete", 500)
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", health.ReadOnlyDSN(path, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("select id from t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		t.Fatal("no rows")
+	}
+	locks, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		t.Skipf("cannot read /proc/locks: %v", err)
+	}
+	pid, ino := strconv.Itoa(os.Getpid()), ":"+strconv.FormatUint(st.Ino, 10)
+	var mine []string
+	for _, line := range strings.Split(string(locks), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[4] == pid && strings.HasSuffix(f[5], ino) {
+			mine = append(mine, line)
+		}
+	}
+	if len(mine) == 0 {
+		t.Fatalf("no lock of this process on %s in /proc/locks during a read; want a SHARED (READ) lock", path)
+	}
+	for _, l := range mine {
+		if !strings.Contains(l, " READ ") {
+			t.Errorf("read-only connection holds %q, want READ locks only", l)
+		}
 	}
 }
