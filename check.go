@@ -10,9 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -49,6 +52,13 @@ type Options struct {
 	// says nothing about them. Tests set it to judge real databases
 	// against captured tables.
 	InspectSaved bool
+	// Health configures the --deep database health checks.
+	Health HealthOptions
+	// FSTimeout bounds how long a data directory may take to answer a
+	// first stat and directory read; a path that does not answer (a stuck
+	// FUSE daemon, a dead NFS server) is reported and not probed further.
+	// Zero means 5 s.
+	FSTimeout time.Duration
 	// Container, when set, names a container: Paths are paths inside it,
 	// mapped to this host through its mounts (docker inspect) and checked
 	// here. Needs the Docker Engine API.
@@ -57,9 +67,10 @@ type Options struct {
 
 // Check classifies each path's filesystem, inspects its databases and
 // applies the rules. It never writes to, creates, or locks anything in the
-// data directories. It returns ErrNoPaths or ErrRelativePath for bad
+// data directories (except Health.ProbeFS, which creates and removes one
+// temporary file). It returns ErrNoPaths or ErrRelativePath for bad
 // options; problems with the paths themselves (missing, unreadable, not
-// SQLite) are findings, not errors.
+// SQLite, unresponsive) are findings, not errors.
 func Check(ctx context.Context, opts Options) (*Report, error) {
 	if len(opts.Paths) == 0 {
 		return nil, ErrNoPaths
@@ -72,29 +83,44 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 			}
 		}
 	}
-	r := &Report{
-		Schema: Schema,
-		Probes: map[string]string{},
-	}
-	locals := opts.Paths
+	r := &Report{Schema: Schema, Probes: map[string]string{}}
 	var inContainer []containerPath
 	if opts.Container != "" {
 		var err error
 		if inContainer, err = inspectContainer(ctx, r, opts); err != nil {
 			return nil, err
 		}
-		locals = nil
-		for _, cp := range inContainer {
-			if cp.local != "" {
-				locals = append(locals, cp.local)
-			}
-		}
 	}
+
+	// Phase 1: everything that reads this machine's files, path by path,
+	// each guarded by the responsiveness check.
+	seen := map[[2]uint64]bool{}
+	var lookups []string
+	for i, p := range opts.Paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var d DataDir
+		switch {
+		case inContainer != nil && inContainer[i].local == "":
+			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, saved: true}
+		case inContainer != nil:
+			d = discoverPath(ctx, inContainer[i].local, false, opts, seen)
+			d.ContainerPath = p
+		default:
+			d = discoverPath(ctx, p, saved, opts, seen)
+		}
+		lookups = append(lookups, d.lookups()...)
+		r.DataDirs = append(r.DataDirs, d)
+	}
+
+	// Phase 2: the mount table, then the classification of every directory
+	// and database.
 	table := opts.MountTable
 	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: saved}
 	if table == nil {
 		r.MountTable.Source = "/proc/self/mountinfo"
-		t, err := mounts.ReadSelfFor(lookupPaths(locals))
+		t, err := mounts.ReadSelfFor(lookups)
 		if err != nil {
 			r.MountTable.Error = err.Error()
 		} else {
@@ -110,29 +136,19 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		r.Probes["mounts"] = "failed"
 	}
 	r.Probes["sqlitefile"] = "ran"
-
-	seen := map[[2]uint64]bool{}
-	for i, p := range opts.Paths {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		if d.Mount == nil {
+			classify(d, table, r.MountTable.Error)
 		}
-		var d DataDir
-		switch {
-		case inContainer != nil && inContainer[i].local == "":
-			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, saved: true}
-		case inContainer != nil:
-			d = inspectPath(inContainer[i].local, table, false, false, opts.MaxDepth, seen)
-			d.ContainerPath = p
-		default:
-			d = inspectPath(p, table, saved && !opts.InspectSaved, saved, opts.MaxDepth, seen)
-		}
-		if r.MountTable.Error != "" && d.Mount == nil {
-			d.MountError = r.MountTable.Error
-		}
-		r.DataDirs = append(r.DataDirs, d)
 	}
 
+	// Phase 3: live writers (raw reads first), health, the rules.
 	probeWriters(ctx, r, opts.Writers)
+	checkHealth(ctx, r, opts.Health)
+	if opts.Health.ProbeFS {
+		probeFilesystems(r)
+	}
 	r.Findings = evaluate(r, opts.Writers)
 	for i := range r.Findings {
 		if slices.Contains(opts.Ignore, r.Findings[i].ID) {
@@ -152,74 +168,73 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	return r, nil
 }
 
-// inspectPath builds the DataDir for one configured path. With elsewhere
-// set the path belongs to the machine a saved mount table came from: it is
-// classified but nothing here is read. saved says the mount table is a
-// saved one (paths are not resolved on this machine). seen holds the device
-// and inode of every database already reported, so a database reached
-// through two paths is reported once.
-func inspectPath(p string, table *mounts.Table, elsewhere, saved bool, maxDepth int, seen map[[2]uint64]bool) DataDir {
-	d := DataDir{Path: p, saved: saved, Databases: []Database{}}
-	var fi os.FileInfo
-	var statErr error
-	if !elsewhere {
-		fi, statErr = os.Stat(p)
-		d.Exists = statErr == nil
+// discoverPath builds the DataDir for one configured path: resolves it,
+// stats it and finds its databases, without the mount table. With saved set
+// the path belongs to the machine a saved mount table came from and nothing
+// here is read (unless opts.InspectSaved). seen holds the device and inode
+// of every database already reported, so a database reached through two
+// paths is reported once.
+func discoverPath(ctx context.Context, p string, saved bool, opts Options, seen map[[2]uint64]bool) DataDir {
+	d := DataDir{Path: p, saved: saved, Databases: []Database{}, Resolved: filepath.Clean(p)}
+	if saved && !opts.InspectSaved {
+		return d
 	}
-	newDB := false
-	if !elsewhere && errors.Is(statErr, os.ErrNotExist) && sqlitefile.LooksLikeDatabase(p) {
-		// A database that does not exist yet, in a directory that does:
-		// the application creates it on first start.
-		if pfi, err := os.Stat(filepath.Dir(p)); err == nil && pfi.IsDir() {
-			d.Exists, newDB = true, true
-		}
+	timeout := opts.FSTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
 	}
-
-	// The path whose mount decides WAL safety: the directory that will hold
-	// -wal and -shm. For a database file that is its parent directory.
-	target := filepath.Clean(p)
+	if err := responsive(ctx, p, timeout); err != nil {
+		d.Unresponsive = err.Error()
+		d.Exists = true // it is there, it does not answer
+		return d
+	}
 	if !saved {
 		res, err := mounts.ResolvePath(p)
 		if err != nil {
 			d.MountError = err.Error()
 		} else {
-			target = res
+			d.Resolved = res
 		}
 	}
-	d.Resolved = target
-	if newDB || d.Exists && !fi.IsDir() {
-		target = filepath.Dir(target)
+	fi, statErr := os.Stat(p)
+	d.Exists = statErr == nil
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		d.StatError = statErr.Error()
 	}
-	if table != nil && d.MountError == "" {
-		m, err := table.Classify(target)
-		if err != nil {
-			d.MountError = err.Error()
-		} else {
-			d.Mount = &m
+	newDB := false
+	if errors.Is(statErr, fs.ErrNotExist) && sqlitefile.LooksLikeDatabase(p) {
+		// A database that does not exist yet, in a directory that does:
+		// the application creates it on first start.
+		if pfi, err := os.Stat(filepath.Dir(p)); err == nil && pfi.IsDir() {
+			d.Exists, newDB, d.dbFile = true, true, true
 		}
 	}
-
 	if !d.Exists {
-		if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
-			d.Errors = append(d.Errors, statErr.Error())
-		}
 		return d
 	}
 	d.Inspected = true
+	d.dbFile = d.dbFile || !fi.IsDir()
 	if newDB {
 		db, err := sqlitefile.Inspect(p)
 		if err != nil {
 			d.Errors = append(d.Errors, err.Error())
 		}
-		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}})
+		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}, resolved: filepath.Join(filepath.Dir(d.Resolved), filepath.Base(p))})
 		return d
 	}
-	res, err := sqlitefile.Discover([]string{p}, sqlitefile.DiscoverOptions{MaxDepth: maxDepth})
+	// A path with ".." is walked from its resolved form: after a symlink
+	// the kernel's ".." is not the textual one.
+	walk := p
+	if strings.Contains(p, "..") && d.Resolved != "" {
+		walk = d.Resolved
+	}
+	res, err := sqlitefile.Discover([]string{walk}, sqlitefile.DiscoverOptions{MaxDepth: opts.MaxDepth})
 	if err != nil {
 		d.Errors = append(d.Errors, err.Error())
 		return d
 	}
 	d.Errors = append(d.Errors, res.Errors...)
+	d.NotSearched = res.NotSearched
 	for _, db := range res.Databases {
 		key := [2]uint64{db.Dev, db.Ino}
 		if db.Ino != 0 {
@@ -229,37 +244,108 @@ func inspectPath(p string, table *mounts.Table, elsewhere, saved bool, maxDepth 
 			}
 			seen[key] = true
 		}
-		d.Databases = append(d.Databases, Database{Database: db, Mount: fileMount(db.Path, d.Mount, table, saved), Writers: []Writer{}})
+		resolved := db.Path
+		if rp, err := mounts.ResolvePath(db.Path); err == nil {
+			resolved = rp
+		}
+		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}, resolved: resolved})
 	}
 	return d
 }
 
-// fileMount returns the mount holding the database file itself when it
-// differs from the data directory's mount (a single-file bind mount), else
-// nil.
-func fileMount(path string, dirMount *mounts.Mount, table *mounts.Table, saved bool) *mounts.Mount {
-	if table == nil || dirMount == nil {
+// responsive stats p and reads a few entries of it (when a directory)
+// within timeout. A stuck filesystem leaves the goroutine blocked; the check
+// goes on without it.
+func responsive(ctx context.Context, p string, timeout time.Duration) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() {
+			return
+		}
+		if f, err := os.Open(p); err == nil {
+			f.Readdirnames(16)
+			f.Close()
+		}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("%s did not answer a stat and directory read within %s", p, timeout)
+	}
+}
+
+// lookups are the paths whose mounts classify may look up.
+func (d *DataDir) lookups() []string {
+	if d.saved && !d.Inspected {
 		return nil
 	}
-	target := path
-	if saved {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return nil
-		}
-		target = abs
-	} else {
-		res, err := mounts.ResolvePath(path)
-		if err != nil {
-			return nil
-		}
-		target = res
+	out := []string{d.Resolved, filepath.Dir(d.Resolved)}
+	for _, db := range d.Databases {
+		out = append(out, db.resolved, filepath.Dir(db.resolved))
 	}
-	m, err := table.Classify(target)
-	if err != nil || m.Mountpoint == dirMount.Mountpoint {
-		return nil
+	return out
+}
+
+// classify finds and classifies the mount of the data directory (for a
+// database file, its directory, which holds -wal and -shm) and of each
+// database: its resolved file and the directory SQLite creates its -wal
+// and -shm in, which differ from the data directory's for a single-file
+// bind mount or a symlink to another filesystem.
+func classify(d *DataDir, table *mounts.Table, tableErr string) {
+	if table == nil {
+		d.MountError = tableErr
+		return
 	}
-	return &m
+	if d.MountError != "" && !d.saved {
+		return
+	}
+	target := d.Resolved
+	if d.dbFile {
+		target = filepath.Dir(target)
+	}
+	m, err := lookup(table, target, d.saved || d.Unresponsive != "")
+	if err != nil {
+		d.MountError = err.Error()
+		return
+	}
+	d.Mount = &m
+	for j := range d.Databases {
+		db := &d.Databases[j]
+		for _, p := range []string{db.resolved, filepath.Dir(db.resolved)} {
+			fm, err := lookup(table, p, d.saved)
+			if err != nil || fm.Mountpoint == d.Mount.Mountpoint {
+				continue
+			}
+			if db.Mount == nil || riskier(fm.Class, db.Mount.Class) {
+				fm := fm
+				db.Mount = &fm
+			}
+		}
+		db.SingleFileMount = db.Mount != nil && db.Mount.Mountpoint == db.resolved
+	}
+}
+
+// lookup classifies the mount holding p; on this machine (not saved) it
+// prefers the mount whose device is p's, so a mount hidden under a later
+// mount is not taken for the one that serves p.
+func lookup(table *mounts.Table, p string, saved bool) (mounts.Mount, error) {
+	if !saved {
+		if dev, ok := deviceOf(p); ok {
+			info, err := table.FindDev(p, dev)
+			if err != nil {
+				return mounts.Mount{}, err
+			}
+			return mounts.Classify(info), nil
+		}
+	}
+	return table.Classify(p)
 }
 
 // worstClass is the least safe class among the directories and their
@@ -281,20 +367,4 @@ func worstClass(dirs []DataDir) mounts.Class {
 		}
 	}
 	return worst
-}
-
-// lookupPaths returns the resolved, absolute forms of paths and their parent
-// directories: every path whose mount a check may look up.
-func lookupPaths(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		res, err := mounts.ResolvePath(p)
-		if err != nil {
-			if res, err = filepath.Abs(p); err != nil {
-				return []string{"/"}
-			}
-		}
-		out = append(out, res, filepath.Dir(res))
-	}
-	return out
 }

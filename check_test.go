@@ -85,6 +85,8 @@ func TestCheckNeverWrites(t *testing.T) {
 	testdb.Make(t, filepath.Join(dir, "sub", "old.sqlite"), "delete", 5)
 	os.WriteFile(filepath.Join(dir, "notes.db"), []byte("plain text"), 0o644)
 
+	testdb.Make(t, filepath.Join(dir, "idle.db"), "wal", 5) // closed: no -wal, no -shm
+
 	before := snapshot(t, dir)
 	r, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir}})
 	if err != nil {
@@ -93,6 +95,35 @@ func TestCheckNeverWrites(t *testing.T) {
 	if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
 		t.Errorf("Check(%s) changed the data directory (-before +after):\n%s", dir, diff)
 	}
+	// --deep opens SQLite read-only: on the idle WAL database only through a
+	// private copy, or it would create -wal and -shm here.
+	deep, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir}, Health: preflight.HealthOptions{Deep: true}})
+	if err != nil {
+		t.Fatalf("Check(%s, deep): %v", dir, err)
+	}
+	// The one change allowed: a read-only connection to the live database
+	// joins its WAL protocol and records its read mark in -shm, as every
+	// SQLite reader does.
+	withoutLiveSHM := func(lines []string) []string {
+		var out []string
+		for _, l := range lines {
+			if !strings.HasPrefix(l, filepath.Join(dir, "live.db-shm")+" ") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(withoutLiveSHM(before), withoutLiveSHM(snapshot(t, dir))); diff != "" {
+		t.Errorf("Check(%s, deep) changed the data directory (-before +after):\n%s", dir, diff)
+	}
+	for _, db := range deep.DataDirs[0].Databases {
+		if db.NotSQLite {
+			continue
+		}
+		if db.Health == nil || db.Health.Integrity == nil || !db.Health.Integrity.OK {
+			t.Errorf("Check(deep) of %s: integrity %+v, want ok", db.Path, db.Health)
+		}
+	}
 	got := map[string]string{}
 	for _, d := range r.DataDirs[0].Databases {
 		got[filepath.Base(d.Path)] = string(d.JournalMode)
@@ -100,7 +131,7 @@ func TestCheckNeverWrites(t *testing.T) {
 			got[filepath.Base(d.Path)] = "not-sqlite"
 		}
 	}
-	want := map[string]string{"live.db": "wal", "old.sqlite": "rollback", "notes.db": "not-sqlite"}
+	want := map[string]string{"live.db": "wal", "idle.db": "wal", "old.sqlite": "rollback", "notes.db": "not-sqlite"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Check(%s) databases (-want +got):\n%s", dir, diff)
 	}

@@ -3,6 +3,7 @@ package preflight
 import (
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/health"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -94,6 +95,18 @@ type Database struct {
 	Unlinked []procfs.Unlinked `json:"unlinked_sidecars,omitempty"`
 	// Activity is the result of the --watch file watch, when it ran.
 	Activity *activity.Result `json:"activity,omitempty"`
+	// SingleFileMount is true when the database file is itself a
+	// mountpoint (a single-file bind mount).
+	SingleFileMount bool `json:"single_file_mount,omitempty"`
+	// HeaderProblems lists problems of the parsed header (page size, size
+	// against the file, encoding, reserved bytes).
+	HeaderProblems []health.Problem `json:"header_problems,omitempty"`
+	// Health is what --deep found; nil without --deep.
+	Health *Health `json:"health,omitempty"`
+
+	// resolved is the database path with symlinks resolved: where SQLite
+	// creates its -wal and -shm.
+	resolved string
 }
 
 // DataDir is one checked path: a data directory or a database file.
@@ -120,9 +133,24 @@ type DataDir struct {
 	// Errors lists files or directories that could not be read.
 	Errors []string `json:"errors,omitempty"`
 
+	// StatError is why the path could not be examined when it is not
+	// simply missing (permission denied, a symlink loop).
+	StatError string `json:"stat_error,omitempty"`
+	// Unresponsive is set when the path did not answer a stat and a
+	// directory read in time (a stuck FUSE daemon or NFS server); nothing
+	// else was read from it.
+	Unresponsive string `json:"unresponsive,omitempty"`
+	// NotSearched counts directories at the --max-depth limit whose
+	// contents were not searched for databases.
+	NotSearched int `json:"dirs_not_searched,omitempty"`
+	// FSProbe is the --probe-fs result.
+	FSProbe *health.FSResult `json:"fs_probe,omitempty"`
+
 	// saved is set when the mount table is a saved one (--mountinfo): a path
 	// missing here is on the machine the table came from, not missing.
 	saved bool
+	// dbFile is set when Path names a database file, not a directory.
+	dbFile bool
 }
 
 // Report is the one document every judging command produces.

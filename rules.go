@@ -3,6 +3,7 @@ package preflight
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,7 +127,7 @@ var rules = []rule{
 	{
 		Rule: Rule{"data-dir-missing", LevelError, "a configured data directory or database path does not exist"},
 		match: func(s subject) (string, Level, bool) {
-			if s.dir.Exists || s.dir.saved {
+			if s.dir.Exists || s.dir.saved || s.dir.StatError != "" {
 				return "", "", false
 			}
 			return fmt.Sprintf("%s does not exist", s.dir.Path), "", true
@@ -137,6 +138,46 @@ var rules = []rule{
 				dir = filepath.Dir(dir)
 			}
 			return []string{fmt.Sprintf("Create %s, or mount the data volume there (docker run -v NAME:%s), or fix the configured path (--data-dir, PREFLIGHT_DATA_DIR).", dir, dir)}
+		},
+	},
+	{
+		Rule: Rule{"data-dir-unreadable", LevelError, "a configured path exists but cannot be examined (permission denied, a symlink loop): nothing is known about it"},
+		match: func(s subject) (string, Level, bool) {
+			if s.dir.StatError == "" {
+				return "", "", false
+			}
+			return fmt.Sprintf("cannot examine %s: %s", s.dir.Path, s.dir.StatError), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Run preflight as the user that owns the data (or as root), or fix the path."}
+		},
+	},
+	{
+		Rule: Rule{"fs-unresponsive", LevelError, "a data directory did not answer a stat and a directory read in time (--fs-timeout): a stuck FUSE daemon, a dead NFS server or VM share"},
+		match: func(s subject) (string, Level, bool) {
+			if s.dir.Unresponsive == "" {
+				return "", "", false
+			}
+			return s.dir.Unresponsive + "; nothing else was checked there, and the application would hang on it too", "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Find what serves this path (preflight mounts " + shellQuote(s.dir.Path) + ") and restart it: the FUSE daemon, the NFS server, Docker Desktop's file sharing."}
+		},
+	},
+	{
+		Rule: Rule{"scan-depth-limit", LevelInfo, "directories at the --max-depth limit were not searched for databases: warn on an unsafe filesystem, where a WAL database there would go unseen"},
+		match: func(s subject) (string, Level, bool) {
+			if s.dir.NotSearched == 0 {
+				return "", "", false
+			}
+			lvl := Level("")
+			if s.dir.Mount == nil || unsafeForWAL(s.dir.Mount.Class) || s.dir.Mount.Class == mounts.ClassUnknown {
+				lvl = LevelWarn
+			}
+			return fmt.Sprintf("%d directories under %s are deeper than --max-depth and were not searched for databases", s.dir.NotSearched, s.dir.Path), lvl, true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Raise --max-depth, or give the directory that holds the databases as the data directory."}
 		},
 	},
 	{
@@ -188,7 +229,7 @@ var rules = []rule{
 			if !s.dir.Inspected || s.dir.Mount == nil || !unsafeForWAL(s.class()) {
 				return "", "", false
 			}
-			if s.db == nil && len(s.dir.Databases) == 0 {
+			if s.db == nil && len(s.dir.Databases) == 0 && s.dir.NotSearched == 0 && s.dir.Duplicates == 0 {
 				return fmt.Sprintf("%s holds no database yet and is on a %s filesystem (%s)", s.dir.Path, s.dir.Mount.Class, s.dir.Mount.Reason), "", true
 			}
 			return "", "", false
@@ -225,9 +266,24 @@ var rules = []rule{
 		remedy: walUnsafeRemedy,
 	},
 	{
+		Rule: Rule{"wal-reenabled", LevelError, "a database preflight converted to DELETE at an earlier start is in WAL mode again: the application turns WAL on when it opens the database"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if s.db.JournalMode != sqlitefile.JournalWAL || !slices.Contains(s.opt.Converted, filepath.Clean(s.db.Path)) {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s was converted to journal_mode=DELETE at an earlier start and is in WAL mode again: the application sets journal_mode=WAL when it opens it (WAL is persistent once set), so every start undoes the conversion", filepath.Base(s.db.Path)), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Pin the application's journal mode to DELETE: have it follow PREFLIGHT_JOURNAL_MODE (preflight run sets it to delete here), or pass --export-env NAME (PREFLIGHT_EXPORT_ENV) to set the application's own variable, or change the journal_mode in its database URL or configuration.",
+				"Or move the data to a named volume or a native Linux filesystem, where WAL is safe.",
+			}
+		},
+	},
+	{
 		Rule: Rule{"single-file-bind", LevelWarn, "a database file is bind-mounted on its own: its -wal, -shm and -journal are created on the directory's filesystem, not beside the file"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
-			if s.db.Mount == nil || s.dir.Mount == nil || s.db.Mount.Mountpoint == s.dir.Mount.Mountpoint {
+			if !s.db.SingleFileMount || s.dir.Mount == nil {
 				return "", "", false
 			}
 			return fmt.Sprintf("%s is a single-file mount (%s) while its directory is on %s (%s): the -wal, -shm and -journal files do not travel with the database", s.db.Path, s.db.Mount.FSType, s.dir.Mount.Mountpoint, s.dir.Mount.FSType), "", true

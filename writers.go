@@ -30,6 +30,11 @@ type WriterOptions struct {
 	// Starting says the application has not started yet (preflight run):
 	// every writer found is one besides the application.
 	Starting bool
+	// Converted lists databases that `preflight convert` (the entrypoint's
+	// --on-unsafe convert policy) converted to DELETE at an earlier start,
+	// from the data directories' state files; one found in WAL mode again
+	// is wal-reenabled.
+	Converted []string
 }
 
 // Writer is a process, lock holder or container that has a database open.
@@ -149,6 +154,9 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	var dirPaths []string
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
+		if d.Unresponsive != "" {
+			continue
+		}
 		if d.Exists {
 			dirPaths = append(dirPaths, d.Path)
 		}

@@ -16,9 +16,12 @@ import (
 
 // CheckFlags are the flags shared by check and run.
 type CheckFlags struct {
-	DataDir  []string `name:"data-dir" env:"PREFLIGHT_DATA_DIR" sep:"," placeholder:"DIR" help:"Data directory or database file to check (repeatable; env: comma-separated list)."`
+	DataDir  []string `name:"data-dir" env:"PREFLIGHT_DATA_DIR" sep:"none" placeholder:"DIR" help:"Data directory or database file to check (repeatable; env: comma-separated list)."`
 	Ignore   []string `name:"ignore" env:"PREFLIGHT_IGNORE" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
 	MaxDepth int      `name:"max-depth" env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below a data directory to search for databases."`
+
+	FSTimeout time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a data directory to answer a stat and a directory read (a stuck FUSE daemon or NFS server)."`
+	ProbeFS   bool          `name:"probe-fs" env:"PREFLIGHT_PROBE_FS" help:"Test the filesystem with a temporary file: shared mmap and POSIX locks (the only probe that writes)."`
 
 	Docker        string        `name:"docker" enum:"auto,off,required" default:"auto" env:"PREFLIGHT_DOCKER" help:"Look for other containers using the data through the Docker Engine API: auto (when reachable), off, or required (an engine that does not answer is an error)."`
 	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
@@ -28,13 +31,23 @@ type CheckFlags struct {
 // table when --mountinfo is set.
 func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, error) {
 	dataDirs := f.DataDir
-	if len(paths) > 0 && !g.given("--data-dir") {
-		dataDirs = nil // PATH arguments replace PREFLIGHT_DATA_DIR
+	if !g.given("--data-dir") {
+		// From PREFLIGHT_DATA_DIR: a comma-separated list, which PATH
+		// arguments replace. The flag itself is repeatable and never split,
+		// so a directory name may hold a comma.
+		dataDirs = nil
+		if len(paths) == 0 {
+			for _, v := range f.DataDir {
+				dataDirs = append(dataDirs, strings.Split(v, ",")...)
+			}
+		}
 	}
 	opts := preflight.Options{
-		Paths:    trimAll(append(append([]string{}, paths...), dataDirs...)),
-		MaxDepth: f.MaxDepth,
-		Ignore:   f.Ignore,
+		Paths:     trimAll(append(append([]string{}, paths...), dataDirs...)),
+		MaxDepth:  f.MaxDepth,
+		Ignore:    f.Ignore,
+		FSTimeout: f.FSTimeout,
+		Health:    preflight.HealthOptions{ProbeFS: f.ProbeFS},
 		Writers: preflight.WriterOptions{
 			Docker: docker.Options{Mode: docker.Mode(f.Docker), Timeout: f.DockerTimeout},
 		},
@@ -76,6 +89,10 @@ type CheckCmd struct {
 	FailOn    string        `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
 	Watch     time.Duration `name:"watch" default:"0s" env:"PREFLIGHT_WATCH" help:"Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off."`
 	Container string        `name:"container" env:"PREFLIGHT_CONTAINER" placeholder:"NAME" help:"Check PATHs as container NAME sees them: its mounts (docker inspect) mapped to this host and classified here."`
+
+	Deep        bool          `name:"deep" env:"PREFLIGHT_DEEP" help:"Also check database health: WAL frame chain, hot journals, header bytes, and PRAGMA quick_check on a read-only connection, with damage classified (--deep=full runs integrity_check)."`
+	DeepMode    string        `name:"deep-mode" enum:"quick,full" default:"quick" env:"PREFLIGHT_DEEP_MODE" help:"quick_check or integrity_check for --deep (--deep=full is --deep --deep-mode full)."`
+	BusyTimeout time.Duration `name:"busy-timeout" default:"1s" env:"PREFLIGHT_BUSY_TIMEOUT" help:"With --deep, longest wait on another process's lock before reporting 'integrity not checked'."`
 }
 
 // Run checks the paths, renders the report and exits by the verdict.
@@ -88,6 +105,9 @@ func (c *CheckCmd) Run(g *Globals) error {
 		return usageError(fmt.Errorf("--watch %s: must not be negative", c.Watch))
 	}
 	opts.Writers.Watch = c.Watch
+	opts.Health.Deep = c.Deep || c.DeepMode == "full"
+	opts.Health.Full = c.DeepMode == "full"
+	opts.Health.BusyTimeout = c.BusyTimeout
 	if c.Container != "" {
 		if opts.MountTable != nil {
 			return usageError(errors.New("--container and --mountinfo cannot be combined"))

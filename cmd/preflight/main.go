@@ -30,6 +30,9 @@ type Globals struct {
 	stdout io.Writer
 	stderr io.Writer
 	args   []string
+	// cmdArgs is what follows "--" after `run`, kept out of the flag
+	// parser (it is the application's command line, possibly long).
+	cmdArgs []string
 }
 
 // given reports whether flag (e.g. "--data-dir") was on the command line
@@ -54,6 +57,7 @@ type CLI struct {
 	Mounts  MountsCmd  `cmd:"" help:"List every mount with its class, or the mount holding PATH."`
 	Run     RunCmd     `cmd:"" help:"Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT)."`
 	Writers WritersCmd `cmd:"" help:"List the containers that write a named volume or host directory (Docker Engine API)."`
+	Convert ConvertCmd `cmd:"" help:"Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification."`
 }
 
 const description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
@@ -63,9 +67,10 @@ filesystems do not give.
 
 Exit codes:
   0    ok (or only findings below --fail-on)
-  1    could not run (internal error)
+  1    could not run (internal error); convert: a conversion failed
   2    bad usage or bad input
-  3    unsafe: an error-level finding
+  3    unsafe: an error-level finding; convert: refused (a writer, an
+       unverified probe, Litestream, WAL frames that would be lost)
   4    warnings only
   126  run: CMD is not executable
   127  run: CMD not found
@@ -78,7 +83,8 @@ func main() {
 // Main runs the CLI with args and returns the process exit code. It is
 // separate from main so tests can call it in-process.
 func Main(args []string, stdout, stderr io.Writer) int {
-	cli := CLI{Globals: Globals{stdout: stdout, stderr: stderr, args: args}}
+	args, cmdArgs := splitRun(args)
+	cli := CLI{Globals: Globals{stdout: stdout, stderr: stderr, args: args, cmdArgs: cmdArgs}}
 	unsetEmptyEnv()
 	exit := -1
 	parser, err := kong.New(&cli,
@@ -151,4 +157,27 @@ func unsetEmptyEnv() {
 			os.Unsetenv(name)
 		}
 	}
+}
+
+// splitRun rewrites args before parsing: "--deep=full" and "--deep=quick"
+// become --deep with --deep-mode, and for `run` everything after the first
+// "--" is split off as the application's command line.
+func splitRun(args []string) (flags, cmd []string) {
+	run := false
+	for i, a := range args {
+		switch {
+		case a == "--":
+			if run {
+				return append(flags, "--"), args[i+1:]
+			}
+			return append(flags, args[i:]...), nil
+		case a == "run":
+			run = true
+		case a == "--deep=full" || a == "--deep=quick":
+			flags = append(flags, "--deep", "--deep-mode="+strings.TrimPrefix(a, "--deep="))
+			continue
+		}
+		flags = append(flags, a)
+	}
+	return flags, nil
 }

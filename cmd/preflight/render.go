@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/preflight-sqlite/preflight"
 )
@@ -27,14 +28,24 @@ func renderText(w io.Writer, r *preflight.Report) error {
 			fmt.Fprintf(&b, "  filesystem: unknown (%s)\n", d.MountError)
 		}
 		switch {
-		case !d.Exists && !d.Inspected:
-			fmt.Fprintf(&b, "  databases: not inspected (path not present on this machine)\n")
+		case d.Unresponsive != "":
+			fmt.Fprintf(&b, "  databases: not inspected (the path does not answer)\n")
+		case r.MountTable.Saved && !d.Inspected:
+			fmt.Fprintf(&b, "  databases: not inspected (the path is on the machine the mount table came from)\n")
+		case !d.Inspected:
+			fmt.Fprintf(&b, "  databases: not inspected\n")
+		case len(d.Databases) == 0 && d.Duplicates > 0:
+			fmt.Fprintf(&b, "  databases: %d, already listed under an earlier path\n", d.Duplicates)
 		case len(d.Databases) == 0:
 			fmt.Fprintf(&b, "  databases: none found\n")
 		default:
 			for _, db := range d.Databases {
 				fmt.Fprintf(&b, "  %s  %s  %s\n", db.Path, dbMode(db), dbSizes(db))
+				if db.Mount != nil && d.Mount != nil && db.Mount.Mountpoint != d.Mount.Mountpoint {
+					fmt.Fprintf(&b, "    on its own mount: %s (%s from %s at %s)\n", db.Mount.Class, db.Mount.FSType, db.Mount.Source, db.Mount.Mountpoint)
+				}
 				renderWriters(&b, db)
+				renderHealth(&b, db)
 			}
 		}
 	}
@@ -106,5 +117,28 @@ func renderWriters(b *strings.Builder, db preflight.Database) {
 		for _, why := range p.Blind {
 			fmt.Fprintf(b, "      - %s\n", why)
 		}
+	}
+}
+
+// renderHealth prints the --deep results of db.
+func renderHealth(b *strings.Builder, db preflight.Database) {
+	h := db.Health
+	if h == nil {
+		return
+	}
+	if h.WAL != nil {
+		w := h.WAL
+		fmt.Fprintf(b, "    wal: %d valid frames, %d committed transactions", w.ValidFrames, w.CommittedTxns)
+		if w.FirstInvalidFrame > 0 {
+			fmt.Fprintf(b, "; breaks at frame %d (%s)", w.FirstInvalidFrame, w.InvalidReason)
+		}
+		b.WriteString("\n")
+	}
+	if in := h.Integrity; in != nil {
+		copyNote := ""
+		if in.CheckedCopy {
+			copyNote = ", on a private copy"
+		}
+		fmt.Fprintf(b, "    integrity (%s%s, %s): %s\n", in.Check, copyNote, in.Elapsed.Round(time.Millisecond), in.Summary)
 	}
 }

@@ -112,17 +112,33 @@ var (
 // Errors wrap [ErrNoMounts] (or [ErrNotSupported]) as Parse does, and the
 // error from os.Open.
 func ReadFile(name string) (*Table, error) {
+	// A FIFO would block the open, and a device such as /dev/zero never
+	// ends: only regular files (procfs files are regular, of size 0).
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("read mount table: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("read mount table %s: not a regular file (%s)", name, fi.Mode().Type())
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("read mount table: %w", err)
 	}
 	defer f.Close()
-	t, err := Parse(f)
+	lr := &io.LimitedReader{R: f, N: MaxTableBytes + 1}
+	t, err := Parse(lr)
+	if lr.N <= 0 {
+		return nil, fmt.Errorf("read mount table %s: larger than %d bytes", name, MaxTableBytes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read mount table %s: %w", name, err)
 	}
 	return t, nil
 }
+
+// MaxTableBytes is the largest mount table ReadFile reads, in bytes.
+const MaxTableBytes = 256 << 20
 
 // Parse reads a mount table from r. Each line is matched against the
 // formats in this order: mountinfo, findmnt header, mount(8), /proc/mounts,
@@ -247,4 +263,36 @@ func relevant(raw []byte, paths []string) bool {
 		}
 	}
 	return false
+}
+
+// FindDev is Find for a path that exists on this machine, with dev its
+// st_dev from stat(2): of the mounts that hold p by prefix, it prefers those
+// whose major:minor is dev, so a mount hidden under a later mount on a
+// parent directory is not taken for the one that serves p. When no
+// candidate has that device (btrfs subvolumes and overlay can report other
+// devices), it returns Find(p).
+func (t *Table) FindDev(p string, dev uint64) (*mountinfo.Info, error) {
+	best, err := t.Find(p)
+	if err != nil {
+		return nil, err
+	}
+	major, minor := int(dev>>8&0xfff|dev>>32&^0xfff), int(dev&0xff|dev>>12&^0xff)
+	if best.Major == major && best.Minor == minor {
+		return best, nil
+	}
+	p = path.Clean(p)
+	var match *mountinfo.Info
+	for _, m := range t.Mounts {
+		mp := path.Clean(m.Mountpoint)
+		if m.Major != major || m.Minor != minor || !(mp == "/" || p == mp || strings.HasPrefix(p, mp+"/")) {
+			continue
+		}
+		if match == nil || len(mp) >= len(path.Clean(match.Mountpoint)) {
+			match = m
+		}
+	}
+	if match == nil {
+		return best, nil
+	}
+	return match, nil
 }

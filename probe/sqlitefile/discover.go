@@ -36,6 +36,9 @@ type Result struct {
 	// denied". A file listed in Databases carries its own error in
 	// Database.Err instead.
 	Errors []string `json:"errors,omitempty"`
+	// NotSearched counts directories found at the depth limit whose
+	// contents were not read: databases there were not looked for.
+	NotSearched int `json:"dirs_not_searched,omitempty"`
 }
 
 // dbExts are the file name extensions (compared case-insensitively) that mark
@@ -184,6 +187,8 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 			case fi.IsDir():
 				if d.depth+2 <= w.maxDepth {
 					queue = append(queue, dir{p, fi, d.depth + 1})
+				} else {
+					w.res.NotSearched++
 				}
 			case fi.Mode().IsRegular():
 				w.file(p, fi, false)
