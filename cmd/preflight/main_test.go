@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/preflight-sqlite/preflight"
@@ -144,7 +145,15 @@ func TestCheckNotSQLite(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	garbage := filepath.Join(t.TempDir(), "garbage")
 	os.WriteFile(garbage, []byte("hello\nworld $ \n"), 0o644)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
+		{"--mountinfo", "/dev/zero", "check", "/data"},
+		{"--mountinfo", fifo, "check", "/data"},
+		{"--mountinfo", t.TempDir(), "check", "/data"},
+		{"check", "--max-depth", "0", "/tmp"},
 		{"check"},
 		{"check", "--format", "yaml", "/"},
 		{"--mountinfo", garbage, "check", "/data"},

@@ -179,6 +179,19 @@ func Parse(r io.Reader) (*Table, error) {
 // Errors other than "does not exist" and "not a directory" (permission
 // denied, a symlink loop) are returned wrapped.
 func ResolvePath(name string) (string, error) {
+	// After a symlink, ".." is the parent of the link's target, not the
+	// textual parent: resolve the path as written before cleaning it.
+	if strings.Contains(name, "..") {
+		raw := name
+		if !filepath.IsAbs(raw) {
+			if wd, err := os.Getwd(); err == nil {
+				raw = wd + string(filepath.Separator) + raw
+			}
+		}
+		if resolved, err := filepath.EvalSymlinks(raw); err == nil {
+			return filepath.Abs(resolved)
+		}
+	}
 	p, err := filepath.Abs(name)
 	if err != nil {
 		return "", fmt.Errorf("resolve path %s: %w", name, err)

@@ -1,0 +1,190 @@
+package preflight_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/internal/fuseloop"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+)
+
+// needFUSE skips (or, in CI, fails) unless FUSE mounts can be made here.
+func needFUSE(t *testing.T) {
+	t.Helper()
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "needs root to mount"
+	} else if _, err := os.Stat("/dev/fuse"); err != nil {
+		why = "needs /dev/fuse"
+	}
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+// share mounts a FUSE loopback of a fresh directory under name and returns
+// the backing directory and the mountpoint.
+func share(t *testing.T, name string) (backing, mnt string) {
+	t.Helper()
+	backing, mnt = t.TempDir(), t.TempDir()
+	unmount, err := fuseloop.Mount(backing, mnt, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmount() })
+	return backing, mnt
+}
+
+func quickCheck(t *testing.T, paths ...string) *preflight.Report {
+	t.Helper()
+	r, err := preflight.Check(context.Background(), preflight.Options{
+		Paths: paths, FSTimeout: time.Second,
+		Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func ids(r *preflight.Report) string {
+	var out []string
+	for _, f := range r.Findings {
+		if !strings.HasPrefix(f.ID, "live-writer") {
+			out = append(out, f.ID+":"+string(f.Level))
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// TestSymlinkToAnotherFilesystem: a database symlinked into the data
+// directory from a network mount is judged where SQLite puts its -wal and
+// -shm: beside the target.
+func TestSymlinkToAnotherFilesystem(t *testing.T) {
+	needFUSE(t)
+	backing, mnt := share(t, "sshfs") // fuse.sshfs, source "sshfs": network
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 2)
+	data := t.TempDir()
+	if err := os.Symlink(filepath.Join(mnt, "app.db"), filepath.Join(data, "app.db")); err != nil {
+		t.Fatal(err)
+	}
+	r := quickCheck(t, data)
+	if got := ids(r); got != "wal-on-network-fs:error" {
+		t.Errorf("Check(dir with app.db -> network mount) findings = %q, want wal-on-network-fs:error", got)
+	}
+	if r.Verdict != preflight.VerdictUnsafe || r.JournalMode != "delete" {
+		t.Errorf("verdict %s, journal mode %s; want unsafe, delete", r.Verdict, r.JournalMode)
+	}
+}
+
+// TestDotDotAfterSymlink: "link/.." is the kernel's parent of the link's
+// target, not the textual parent of the link.
+func TestDotDotAfterSymlink(t *testing.T) {
+	needFUSE(t)
+	backing, mnt := share(t, "grpcfuse")
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
+	os.Mkdir(filepath.Join(backing, "sub"), 0o755)
+	z := t.TempDir()
+	if err := os.Symlink(filepath.Join(mnt, "sub"), filepath.Join(z, "link")); err != nil {
+		t.Fatal(err)
+	}
+	r := quickCheck(t, filepath.Join(z, "link")+"/..")
+	if got := ids(r); got != "wal-on-cross-vm:error" {
+		t.Errorf("Check(link/..) findings = %q, want wal-on-cross-vm:error (the mount's app.db)", got)
+	}
+}
+
+// TestHiddenMount: a bind mount on a path that a later mount on its parent
+// covers is not the one that serves the path.
+func TestHiddenMount(t *testing.T) {
+	needFUSE(t)
+	parent := t.TempDir()
+	child := filepath.Join(parent, "child")
+	os.Mkdir(child, 0o755)
+	local := t.TempDir()
+	if err := syscall.Mount(local, child, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("bind mount: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(child, syscall.MNT_DETACH) })
+	backing := t.TempDir()
+	os.Mkdir(filepath.Join(backing, "child"), 0o755)
+	testdb.Make(t, filepath.Join(backing, "child", "app.db"), "wal", 1)
+	unmount, err := fuseloop.Mount(backing, parent, "grpcfuse") // covers child's bind mount
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmount() })
+
+	r := quickCheck(t, child)
+	if m := r.DataDirs[0].Mount; m == nil || m.FSType != "fuse.grpcfuse" {
+		t.Fatalf("Check(%s) mount = %+v, want the grpcfuse mount that covers the hidden bind mount", child, m)
+	}
+	if got := ids(r); got != "wal-on-cross-vm:error" {
+		t.Errorf("findings = %q, want wal-on-cross-vm:error", got)
+	}
+}
+
+// TestDepthLimitOnUnsafeFS: databases below --max-depth are not seen, and
+// on an unsafe filesystem that is a warning, not "holds no database yet".
+func TestDepthLimitOnUnsafeFS(t *testing.T) {
+	needFUSE(t)
+	backing, mnt := share(t, "grpcfuse")
+	deep := filepath.Join(backing, "a", "b", "c")
+	os.MkdirAll(deep, 0o755)
+	testdb.Make(t, filepath.Join(deep, "app.db"), "wal", 1)
+	r := quickCheck(t, mnt)
+	if got := ids(r); got != "scan-depth-limit:warn" {
+		t.Errorf("Check(share with a deep database) findings = %q, want scan-depth-limit:warn", got)
+	}
+}
+
+// TestUnresponsiveFilesystem: a FUSE daemon that stops answering makes the
+// check report fs-unresponsive within the timeout instead of hanging.
+func TestUnresponsiveFilesystem(t *testing.T) {
+	needFUSE(t)
+	bin := filepath.Join(t.TempDir(), "fuseloop")
+	if out, err := exec.Command("go", "build", "-o", bin, "./internal/fuseloop/cmd/fuseloop").CombinedOutput(); err != nil {
+		t.Fatalf("build fuseloop: %v\n%s", err, out)
+	}
+	backing, mnt := t.TempDir(), t.TempDir()
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
+	cmd := exec.Command(bin, "-name", "grpcfuse", backing, mnt)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		cmd.Wait()
+		syscall.Unmount(mnt, syscall.MNT_DETACH)
+	})
+	line, _ := bufio.NewReader(stderr).ReadString('\n')
+	if !strings.Contains(line, "mounted") {
+		t.Fatalf("fuseloop: %q", line)
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := quickCheck(t, mnt)
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("Check of a stopped FUSE mount took %s, want about the 1s timeout", el)
+	}
+	if !strings.Contains(ids(r), "fs-unresponsive:error") || r.Verdict != preflight.VerdictUnsafe {
+		t.Errorf("Check of a stopped FUSE mount: findings %q, verdict %s; want fs-unresponsive, unsafe", ids(r), r.Verdict)
+	}
+}
