@@ -3,6 +3,7 @@ package wal_test
 import (
 	"bytes"
 	"math/rand"
+	"os"
 	"sync"
 	"testing"
 
@@ -73,6 +74,25 @@ func TestSynthWAL(t *testing.T) {
 		rep, err := wal.Validate(bytes.NewReader(w))
 		if err != nil || rep.ValidFrames != w.frames() || rep.LastCommitFrame != w.frames() {
 			t.Errorf("Validate(synthetic WAL, big-endian %v) = %+v, %v; want %d valid frames", bigEndian, rep, err, w.frames())
+		}
+	}
+}
+
+// BenchmarkValidateFile validates the WAL file named by PREFLIGHT_BENCH_WAL
+// (scripts/bench-health.sh makes a 1 GiB one); skipped when unset.
+func BenchmarkValidateFile(b *testing.B) {
+	path := os.Getenv("PREFLIGHT_BENCH_WAL")
+	if path == "" {
+		b.Skip("PREFLIGHT_BENCH_WAL not set")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fi.Size())
+	for i := 0; i < b.N; i++ {
+		if _, err := wal.ValidateFile(path); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
