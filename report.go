@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/health"
@@ -177,7 +178,11 @@ type Report struct {
 	// Container is the --container whose paths were checked.
 	Container *docker.Container `json:"container,omitempty"`
 	DataDirs  []DataDir         `json:"data_dirs"`
-	Findings  []Finding         `json:"findings"`
+	// Compose is the compose analysis (preflight compose): every service
+	// mount, whether it holds SQLite data and why, and the proposed
+	// rewrites. Nil for other commands.
+	Compose  *compose.Analysis `json:"compose,omitempty"`
+	Findings []Finding         `json:"findings"`
 }
 
 // Worst returns the highest level among the report's findings (info when

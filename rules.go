@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -19,6 +20,8 @@ type subject struct {
 	opt WriterOptions
 	dir *DataDir
 	db  *Database
+	// cm is the compose service mount for compose rules (nil otherwise).
+	cm *compose.Mount
 }
 
 // class is the filesystem class that decides WAL safety for the subject:
@@ -45,6 +48,8 @@ func (s subject) mount() *mounts.Mount {
 
 func (s subject) path() string {
 	switch {
+	case s.cm != nil:
+		return s.cm.Key()
 	case s.db != nil:
 		return s.db.Path
 	case s.dir != nil:
@@ -64,8 +69,9 @@ type rule struct {
 	Rule
 	// onDB selects database rules (evaluated per database) over directory
 	// rules (evaluated once per data directory); onReport rules are
-	// evaluated once per report, with dir and db nil.
-	onDB, onReport bool
+	// evaluated once per report, with dir and db nil; onCompose rules once
+	// per compose service mount (Report.Compose.Mounts), with cm set.
+	onDB, onReport, onCompose bool
 	// match returns the message and the level (zero: the rule's level) when
 	// the rule applies.
 	match func(s subject) (msg string, lvl Level, ok bool)
@@ -546,7 +552,7 @@ func evaluate(r *Report, opt WriterOptions) []Finding {
 		d := &r.DataDirs[i]
 		for _, rl := range rules {
 			switch {
-			case rl.onReport:
+			case rl.onReport, rl.onCompose:
 			case !rl.onDB:
 				s := base
 				s.dir = d
@@ -555,6 +561,17 @@ func evaluate(r *Report, opt WriterOptions) []Finding {
 				for j := range d.Databases {
 					s := base
 					s.dir, s.db = d, &d.Databases[j]
+					out = appendMatch(out, rl, s)
+				}
+			}
+		}
+	}
+	if r.Compose != nil {
+		for i := range r.Compose.Mounts {
+			for _, rl := range rules {
+				if rl.onCompose {
+					s := base
+					s.cm = &r.Compose.Mounts[i]
 					out = appendMatch(out, rl, s)
 				}
 			}

@@ -18,10 +18,11 @@ import (
 // RunCmd is `preflight run`: the ENTRYPOINT wrapper.
 type RunCmd struct {
 	CheckFlags
-	OnUnsafe  string   `name:"on-unsafe" enum:"warn,fail" default:"warn" env:"PREFLIGHT_ON_UNSAFE" help:"What to do when a database is unsafe: warn (log and start the application) or fail (exit 3 before starting it)."`
-	LogFormat string   `name:"log-format" enum:"text,json" default:"text" env:"PREFLIGHT_LOG_FORMAT" help:"Format of the log lines on stderr: text or json (one object per line)."`
-	ExportEnv []string `name:"export-env" env:"PREFLIGHT_EXPORT_ENV" sep:"," placeholder:"NAME" help:"Also set environment variable NAME to the recommended journal mode (wal or delete) for the application (repeatable)."`
-	Cmd       []string `arg:"" optional:"" passthrough:"" name:"cmd" help:"The application and its arguments, after --."`
+	OnUnsafe         string   `name:"on-unsafe" enum:"warn,fail,convert" default:"warn" env:"PREFLIGHT_ON_UNSAFE" help:"What to do when a database is unsafe: warn (log and start the application), fail (exit 3 before starting it), or convert (convert each WAL database on a cross-vm, network or fuse filesystem to journal_mode=DELETE before starting it, when no other writer is found and its files stay quiet; choosing this is the operator's confirmation)."`
+	OnUnsafeFallback string   `name:"on-unsafe-fallback" enum:"warn,fail" default:"warn" env:"PREFLIGHT_ON_UNSAFE_FALLBACK" help:"With --on-unsafe convert, when a database cannot be converted (a writer found, files changing, an error): warn (log and start the application) or fail (exit 3)."`
+	LogFormat        string   `name:"log-format" enum:"text,json" default:"text" env:"PREFLIGHT_LOG_FORMAT" help:"Format of the log lines on stderr: text or json (one object per line)."`
+	ExportEnv        []string `name:"export-env" env:"PREFLIGHT_EXPORT_ENV" sep:"," placeholder:"NAME" help:"Also set environment variable NAME to the recommended journal mode (wal or delete) for the application (repeatable)."`
+	Cmd              []string `arg:"" optional:"" passthrough:"" name:"cmd" help:"The application and its arguments, after --."`
 }
 
 // Run checks the data directories, logs each finding once, and replaces
@@ -43,6 +44,7 @@ func (c *RunCmd) Run(g *Globals) error {
 		return err
 	}
 	opts.Writers.Starting = true
+	opts.Writers.Converted = convertedBefore(g, c.LogFormat, opts.Paths)
 	r, err := preflight.Check(context.Background(), opts)
 	if err != nil {
 		if errors.Is(err, preflight.ErrRelativePath) {
@@ -58,6 +60,11 @@ func (c *RunCmd) Run(g *Globals) error {
 		}
 		for _, d := range r.DataDirs {
 			logLine(g.stderr, c.LogFormat, preflight.LevelInfo, "checked", d.Path, summary(d), nil)
+		}
+		if c.OnUnsafe == "convert" {
+			if err := c.convertUnsafe(g, r, opts); err != nil {
+				return err
+			}
 		}
 		if r.Verdict == preflight.VerdictUnsafe && c.OnUnsafe == "fail" {
 			logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", "", fmt.Sprintf("not starting %s: unsafe (--on-unsafe fail)", argv[0]), nil)

@@ -184,6 +184,8 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 				continue
 			}
 			switch {
+			case fi.IsDir() && strings.Contains(name, BackupDirMarker):
+				// preflight convert's backups: copies, not databases in use.
 			case fi.IsDir():
 				if d.depth+2 <= w.maxDepth {
 					queue = append(queue, dir{p, fi, d.depth + 1})
@@ -218,6 +220,12 @@ func (w *walker) file(p string, fi fs.FileInfo, explicit bool) {
 func (w *walker) errorf(err error) {
 	w.res.Errors = append(w.res.Errors, err.Error())
 }
+
+// BackupDirMarker is part of the name of every backup directory preflight
+// convert makes (<db>.preflight-backup-<UTC time>): Discover does not look
+// inside them, so the copies are never reported (or converted) as
+// databases.
+const BackupDirMarker = ".preflight-backup-"
 
 // LooksLikeDatabase reports whether path's name marks a database by its
 // extension: .db, .sqlite, .sqlite3 or .db3, in any case. It reads nothing.

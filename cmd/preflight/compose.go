@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+// ComposeCmd is `preflight compose`.
+type ComposeCmd struct {
+	File             []string `name:"file" short:"f" placeholder:"FILE" help:"Compose file, merged in order (repeatable; default: compose.yaml, docker-compose.yml, ... and its override, or COMPOSE_FILE)."`
+	ProjectDirectory string   `name:"project-directory" placeholder:"DIR" help:"Working directory of the project (default: the first file's directory)."`
+	ProjectName      string   `name:"project-name" short:"p" placeholder:"NAME" help:"Project name (default: name:, COMPOSE_PROJECT_NAME or the directory's name)."`
+	Profile          []string `name:"profile" placeholder:"PROFILE" help:"Enable a profile (repeatable; default COMPOSE_PROFILES)."`
+	EnvFile          []string `name:"env-file" placeholder:"FILE" help:"Interpolation variables from FILE instead of the project's .env (repeatable)."`
+
+	DataDir   []string `name:"data-dir" placeholder:"TARGET" help:"Container path that holds SQLite data, in every service that mounts it, or SERVICE:TARGET (repeatable)."`
+	Catalogue []string `name:"catalogue" placeholder:"FILE" help:"More catalogue entries (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable)."`
+	Platform  string   `name:"platform" enum:",desktop,linux" default:"" help:"Judge binds for this engine: desktop (binds cross a VM) or linux (native). Default: ask the engine through the Docker API; when it does not answer, assume either."`
+	Ignore    []string `name:"ignore" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
+
+	Check        bool   `name:"check" help:"Exit by the verdict (CI gate): 3 on an error-level finding, 4 on warnings when --fail-on warn."`
+	FailOn       string `name:"fail-on" enum:"warn,error,never" default:"error" help:"With --check, the lowest level that makes the exit code non-zero."`
+	Diff         bool   `name:"diff" xor:"output" help:"Print the rewrite as a unified diff instead of the suggestions."`
+	Write        bool   `name:"write" xor:"output" help:"Edit the compose files in place (each saved first as FILE.bak), after checking the result loads."`
+	Live         bool   `name:"live" help:"Also ask the engine for the project's running containers (label com.docker.compose.project): their actual sources and other containers writing them."`
+	Format       string `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight/v1, the compose field)."`
+	MigrateImage string `name:"migrate-image" default:"preflight" placeholder:"IMAGE" help:"Image with preflight for the printed migration command, when the service's image does not run preflight."`
+
+	Docker        string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Ask the Docker Engine API which engine runs binds: auto or off."`
+	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+}
+
+// Run analyses the project and prints the report with the rewrite
+// suggestions, the diff, or writes the files.
+func (c *ComposeCmd) Run(g *Globals) error {
+	if c.Live && c.Docker == "off" {
+		return usageError(errors.New("--live needs the Docker Engine API; drop --docker off"))
+	}
+	opts := preflight.ComposeOptions{
+		Load: compose.LoadOptions{Files: c.File, ProjectDirectory: c.ProjectDirectory, ProjectName: c.ProjectName,
+			Profiles: c.Profile, EnvFiles: c.EnvFile},
+		DataDirs: c.DataDir, Platform: c.Platform, Live: c.Live, Ignore: c.Ignore,
+		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout},
+		Plan:   compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: c.MigrateImage},
+	}
+	if g.Mountinfo != "" {
+		t, err := mounts.ReadFile(g.Mountinfo)
+		if err != nil {
+			return usageError(err)
+		}
+		opts.HostMounts = t
+	}
+	for _, f := range c.Catalogue {
+		cat, err := compose.ReadCatalogue(f)
+		if err != nil {
+			return usageError(err)
+		}
+		opts.Catalogue = cat.Merge(opts.Catalogue)
+	}
+	res, err := preflight.CheckCompose(context.Background(), opts)
+	if err != nil {
+		if errors.Is(err, preflight.ErrComposeInput) {
+			return usageError(err, "run docker compose config with the same flags to see how Compose reads the project")
+		}
+		return err
+	}
+	r, a := res.Report, res.Report.Compose
+	switch {
+	case c.Write:
+		if err := writeEdits(g, res.Edits, func() error {
+			l, err := compose.Load(context.Background(), opts.Load)
+			if err != nil {
+				return err
+			}
+			return a.Verify(l.Project)
+		}); err != nil {
+			return err
+		}
+		if err := renderCompose(g.stdout, r, c.Format, true); err != nil {
+			return err
+		}
+	case c.Diff:
+		d, err := compose.UnifiedDiff(res.Edits, a.WorkingDir)
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(g.stdout, d); err != nil {
+			return err
+		}
+	default:
+		if err := renderCompose(g.stdout, r, c.Format, false); err != nil {
+			return err
+		}
+	}
+	if c.Check {
+		if code := verdictCode(r.Verdict, c.FailOn); code != exitOK {
+			return &exitError{code: code}
+		}
+	}
+	return nil
+}
+
+// composeArgs are the project-selecting flags as given, for the printed
+// docker compose commands.
+func (c *ComposeCmd) composeArgs() string {
+	var out []string
+	for _, f := range c.File {
+		out = append(out, "-f", shellWord(f))
+	}
+	if c.ProjectDirectory != "" {
+		out = append(out, "--project-directory", shellWord(c.ProjectDirectory))
+	}
+	if c.ProjectName != "" {
+		out = append(out, "-p", shellWord(c.ProjectName))
+	}
+	for _, p := range c.Profile {
+		out = append(out, "--profile", shellWord(p))
+	}
+	for _, e := range c.EnvFile {
+		out = append(out, "--env-file", shellWord(e))
+	}
+	return strings.Join(out, " ")
+}
+
+func shellWord(s string) string {
+	for _, ch := range s {
+		if !(ch == '/' || ch == '.' || ch == '-' || ch == '_' || ch == '=' || ch == ':' || ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
+
+// writeEdits writes every edit (each file first saved as FILE.bak), then
+// runs verify on the files as written; when it fails, every file is put
+// back as it was.
+func writeEdits(g *Globals, edits []compose.FileEdit, verify func() error) error {
+	var done []compose.FileEdit
+	restore := func() {
+		for _, e := range done {
+			mode := os.FileMode(0o644)
+			if fi, err := os.Stat(e.File + ".bak"); err == nil {
+				mode = fi.Mode().Perm()
+			}
+			if err := os.WriteFile(e.File, e.Before, mode); err != nil {
+				fmt.Fprintf(g.stderr, "preflight: error: restore %s: %v (the original is %s.bak)\n", e.File, err, e.File)
+			}
+		}
+	}
+	for _, e := range edits {
+		if err := writeWithBackup(e); err != nil {
+			restore()
+			return err
+		}
+		done = append(done, e)
+	}
+	if err := verify(); err != nil {
+		restore()
+		return fmt.Errorf("the rewritten project does not check out, files restored: %w", err)
+	}
+	for _, e := range edits {
+		fmt.Fprintf(g.stderr, "preflight: wrote %s (the original is %s.bak)\n", e.File, e.File)
+	}
+	return nil
+}
+
+// writeWithBackup saves FILE as FILE.bak, then replaces FILE with the
+// edited bytes through a temporary file and a rename, keeping its mode.
+func writeWithBackup(e compose.FileEdit) error {
+	fi, err := os.Stat(e.File)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", e.File, err)
+	}
+	if err := os.WriteFile(e.File+".bak", e.Before, fi.Mode().Perm()); err != nil {
+		return fmt.Errorf("back up %s: %w", e.File, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(e.File), "."+filepath.Base(e.File)+".preflight-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", e.File, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(e.After); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", e.File, err)
+	}
+	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", e.File, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", e.File, err)
+	}
+	if err := os.Rename(tmp.Name(), e.File); err != nil {
+		return fmt.Errorf("write %s: %w", e.File, err)
+	}
+	return nil
+}
+
+func renderCompose(w io.Writer, r *preflight.Report, format string, written bool) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	var b strings.Builder
+	a := r.Compose
+	fmt.Fprintf(&b, "project %s (%s)\n", a.Project, strings.Join(relAll(a.Files, a.WorkingDir), ", "))
+	switch a.Platform.How {
+	case "engine":
+		fmt.Fprintf(&b, "engine: %s: binds are %s\n", a.Platform.Engine, platformWords(a.Platform.Kind))
+	case "flag":
+		fmt.Fprintf(&b, "platform: --platform %s: binds are %s\n", a.Platform.Kind, platformWords(a.Platform.Kind))
+	default:
+		fmt.Fprintf(&b, "engine: unknown (Docker API: %s): binds judged for both a VM engine and native Linux\n", r.Probes["docker"])
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVICE\tTYPE\tSOURCE\tTARGET\tRW\tDATA\tRULE\tFINDINGS")
+	for _, m := range a.Mounts {
+		src := m.Source
+		if m.RawSource != "" {
+			src = m.RawSource
+		}
+		if m.Type == "bind" {
+			src = rel(src, a.WorkingDir)
+		}
+		if src == "" {
+			src = "-"
+		}
+		data := "-"
+		if m.DataDir {
+			data = string(m.Confidence)
+		} else if m.NotData != "" {
+			data = "no: " + m.NotData
+		}
+		rule := m.Rule
+		if m.App != nil && m.Rule == compose.RuleCatalogue {
+			rule += ":" + m.App.Name
+		}
+		if rule == "" {
+			rule = "-"
+		}
+		rw := "ro"
+		if m.ReadWrite {
+			rw = "rw"
+		}
+		fs := strings.Join(m.Findings, ",")
+		if fs == "" {
+			fs = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Service, m.Type, src, m.Target, rw, data, rule, fs)
+		for _, l := range m.Live {
+			fmt.Fprintf(tw, "  live\t%s\t%s\t%s\t%v\t\t%s\t\n", l.Type, l.Source, m.Target, rwWord(l.RW), l.Container)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\n")
+	}
+	for _, f := range r.Findings {
+		ign := ""
+		if f.Ignored {
+			ign = " (ignored)"
+		}
+		fmt.Fprintf(&b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, f.Message)
+		for _, rem := range f.Remedy {
+			fmt.Fprintf(&b, "  fix: %s\n", rem)
+		}
+	}
+	for i, rw := range a.Rewrites {
+		if i == 0 {
+			if written {
+				b.WriteString("\nrewritten:\n")
+			} else {
+				b.WriteString("\nsuggested rewrite (preflight compose --diff shows it, --write applies it):\n")
+			}
+		}
+		from := rw.From
+		if rw.Default != "" {
+			from += " (default " + rw.Default + ")"
+		}
+		fmt.Fprintf(&b, "  %s:%d: %s %s: source %s -> named volume %s", rel(rw.File, a.WorkingDir), rw.Line, rw.Service, rw.Target, from, rw.Volume)
+		if rw.VolumeFile != "" {
+			fmt.Fprintf(&b, " (declared in %s)", rel(rw.VolumeFile, a.WorkingDir))
+		}
+		b.WriteString("\n")
+		if rw.Refused != "" {
+			fmt.Fprintf(&b, "    not edited automatically: %s\n", rw.Refused)
+		}
+		if rw.SameAs != "" {
+			fmt.Fprintf(&b, "    %s\n", rw.SameAs)
+			continue
+		}
+		fmt.Fprintf(&b, "    then move the data once (old bind %s at /from, volume %s at /to):\n", rw.HostPath, rw.VolumeName)
+		for _, cmd := range rw.Migrate {
+			fmt.Fprintf(&b, "      %s\n", cmd)
+		}
+	}
+	fmt.Fprintf(&b, "\nverdict: %s\n", r.Verdict)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func platformWords(kind string) string {
+	if kind == compose.PlatformDesktop {
+		return "shares across a VM boundary"
+	}
+	return "host directories"
+}
+
+func rwWord(rw bool) string {
+	if rw {
+		return "rw"
+	}
+	return "ro"
+}
+
+func rel(p, dir string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") && filepath.IsAbs(p) {
+		if r == "." {
+			return "."
+		}
+		return "./" + r
+	}
+	return p
+}
+
+func relAll(ps []string, dir string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = rel(p, dir)
+	}
+	return out
+}

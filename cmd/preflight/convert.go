@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/convert"
+)
+
+// ConvertCmd is `preflight convert`.
+type ConvertCmd struct {
+	Paths []string `arg:"" optional:"" name:"path" help:"Database file, or data directory (every database in it); given PATHs replace PREFLIGHT_DATA_DIR."`
+	CheckFlags
+	To              string        `name:"to" enum:"delete,wal" default:"delete" help:"Journal mode to convert to: delete (the rollback journal) or wal."`
+	DryRun          bool          `name:"dry-run" help:"Run the guard and print what would be done; change nothing."`
+	BackupDir       string        `name:"backup-dir" placeholder:"DIR" help:"Put the backups in DIR (default: beside each database, <db>.preflight-backup-<UTC time>/)."`
+	NoBackup        bool          `name:"no-backup" help:"Do not copy the database, -wal and -shm aside first."`
+	Verify          string        `name:"verify" enum:"quick,full" default:"quick" help:"Check after converting: quick (PRAGMA quick_check) or full (PRAGMA integrity_check)."`
+	AllowUnverified bool          `name:"allow-unverified" help:"Convert even when a live-writer probe could not run (no Docker API access). A writer that was seen is never overridden."`
+	AcceptWALLoss   bool          `name:"accept-wal-loss" help:"Convert, after the backup, although valid-looking WAL frames after a broken one will be discarded."`
+	Watch           time.Duration `name:"watch" default:"2s" help:"Quiet period the files must stay unchanged on cross-vm, network, fuse and unknown filesystems."`
+	Yes             bool          `name:"yes" short:"y" help:"Confirm, without a prompt, that nothing outside this machine has the databases open (needed on cross-vm, network and fuse filesystems when there is no terminal)."`
+	Format          string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight-convert/v1)."`
+}
+
+// Run converts and renders the result. Exit codes: 0 every database
+// converted or already in the mode, 3 the guard refused one (a writer, an
+// unverified probe, Litestream, WAL frames that would be lost, no
+// confirmation), 1 a conversion failed (nothing changed, or see the error),
+// 2 bad usage.
+func (c *ConvertCmd) Run(g *Globals) error {
+	if g.Mountinfo != "" {
+		return usageError(errors.New("convert works on this machine's files: --mountinfo cannot be used"))
+	}
+	if c.Watch < 0 {
+		return usageError(fmt.Errorf("--watch %s: must not be negative", c.Watch))
+	}
+	copts, err := c.options(g, c.Paths)
+	if err != nil {
+		return err
+	}
+	prog := "preflight"
+	if exe, err := os.Executable(); err == nil && filepath.Dir(exe) == "/" {
+		prog = exe // a scratch image: /preflight
+	}
+	opts := convert.Options{
+		Check:           copts,
+		Paths:           copts.Paths,
+		To:              c.To,
+		DryRun:          c.DryRun,
+		BackupDir:       c.BackupDir,
+		NoBackup:        c.NoBackup,
+		Verify:          c.Verify,
+		AllowUnverified: c.AllowUnverified,
+		AcceptWALLoss:   c.AcceptWALLoss,
+		Watch:           c.Watch,
+		Confirmed:       c.Yes,
+		Program:         prog,
+	}
+	if c.Watch == 0 {
+		opts.Watch = time.Nanosecond // no wait, but still two samples
+	}
+	if isTerminal(os.Stdin) && isTerminal(os.Stderr) {
+		in := bufio.NewReader(os.Stdin)
+		opts.Confirm = func(path, statement string) bool {
+			fmt.Fprintf(g.stderr, "preflight: %s.\npreflight: convert %s? [y/N] ", statement, path)
+			line, _ := in.ReadString('\n')
+			a := strings.ToLower(strings.TrimSpace(line))
+			return a == "y" || a == "yes"
+		}
+	}
+	if isTerminal(os.Stderr) {
+		var stop func()
+		opts.Progress, stop = newProgress(g.stderr)
+		defer stop()
+	}
+	res, err := convert.Run(context.Background(), opts)
+	if err != nil {
+		if errors.Is(err, convert.ErrBadOptions) || errors.Is(err, convert.ErrNoPaths) || errors.Is(err, preflight.ErrRelativePath) {
+			return usageError(err)
+		}
+		return err
+	}
+	if c.Format == "json" {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else if err := renderConvert(g.stdout, res); err != nil {
+		return err
+	}
+	switch {
+	case res.Errored():
+		return &exitError{code: exitInternal, err: errors.New("convert: a conversion failed (see above); the database was left as it was unless the message says otherwise")}
+	case res.Refused():
+		var hints []string
+		if len(res.Recipe) > 0 {
+			hints = append(hints, "the application in this container is the writer; convert from outside: "+strings.Join(res.Recipe, " ; "))
+		}
+		return &exitError{code: exitUnsafe, err: errors.New("convert: refused (see above); nothing was changed"), hints: hints}
+	}
+	return nil
+}
+
+// renderConvert writes the text result.
+func renderConvert(w io.Writer, r *convert.Result) error {
+	var b strings.Builder
+	if len(r.Databases) == 0 {
+		b.WriteString("no database found\n")
+	}
+	for _, d := range r.Databases {
+		mode := d.Before
+		if mode == "rollback" {
+			mode = "delete"
+		}
+		fmt.Fprintf(&b, "%s: ", d.Path)
+		switch d.Status {
+		case convert.StatusConverted:
+			fmt.Fprintf(&b, "converted %s -> %s (%s filesystem) in %s\n", mode, d.After, d.Class, d.Duration.Round(time.Millisecond))
+		case convert.StatusAlready:
+			fmt.Fprintf(&b, "already %s: nothing to do\n", r.To)
+		case convert.StatusWouldConvert:
+			fmt.Fprintf(&b, "would convert %s -> %s (%s filesystem); dry run, nothing changed\n", mode, r.To, d.Class)
+		case convert.StatusSkipped:
+			fmt.Fprintf(&b, "skipped\n")
+		case convert.StatusRefused:
+			fmt.Fprintf(&b, "refused, nothing changed\n")
+		case convert.StatusFailed:
+			fmt.Fprintf(&b, "failed: %s\n", d.Error)
+		}
+		for _, rf := range d.Refusals {
+			fmt.Fprintf(&b, "  %s: %s\n", rf.Reason, rf.Message)
+			for _, rem := range rf.Remedy {
+				fmt.Fprintf(&b, "    fix: %s\n", rem)
+			}
+		}
+		for _, h := range d.Hints {
+			fmt.Fprintf(&b, "  hint: %s\n", h)
+		}
+		for _, n := range d.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", n)
+		}
+		if d.WAL != nil && d.Status != convert.StatusRefused {
+			fmt.Fprintf(&b, "  wal: %d valid frames, %d committed transactions\n", d.WAL.ValidFrames, d.WAL.CommittedTxns)
+		}
+		if bk := d.Backup; bk != nil {
+			fmt.Fprintf(&b, "  backup: %s (%d files, %d bytes, %s)\n", bk.Dir, len(bk.Files), bk.Bytes, bk.Duration.Round(time.Millisecond))
+		}
+		if ck := d.Checkpoint; ck != nil {
+			fmt.Fprintf(&b, "  checkpoint: %d of %d frames copied into the database\n", ck.Checkpointed, ck.Log)
+		}
+		if v := d.Verified; v != nil && d.Status == convert.StatusConverted {
+			var counts []string
+			for _, t := range v.Tables {
+				counts = append(counts, fmt.Sprintf("%s %d", t.Table, t.After))
+			}
+			side := ""
+			if v.SidecarsGone {
+				side = ", no -wal or -shm left"
+			}
+			fmt.Fprintf(&b, "  verified: journal_mode %s, header bytes 18/19 = %d/%d%s, %s %s, row counts unchanged (%s)\n",
+				v.JournalMode, v.WriteVersion, v.ReadVersion, side, v.Check, v.CheckResult, strings.Join(counts, ", "))
+		}
+	}
+	if len(r.Recipe) > 0 {
+		b.WriteString("\nThe application in this container has the database open. Convert it from outside the container:\n")
+		for _, l := range r.Recipe {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// newProgress returns a Progress hook that, once a database has taken
+// longer than 2 s, prints its stage (and the backup's bytes) to w once a
+// second, and a stop function.
+func newProgress(w io.Writer) (func(path, stage string, done, total int64), func()) {
+	var mu sync.Mutex
+	var cur, stage string
+	var done, total int64
+	var start time.Time
+	quit := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			if cur != "" && time.Since(start) > 2*time.Second {
+				el := time.Since(start).Round(time.Second)
+				if total > 0 && stage == "backup" {
+					fmt.Fprintf(w, "preflight: %s: backup %d of %d MiB (%s)\n", cur, done>>20, total>>20, el)
+				} else {
+					fmt.Fprintf(w, "preflight: %s: %s (%s)\n", cur, stage, el)
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	return func(path, st string, d, tot int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if path != cur {
+				cur, start = path, time.Now()
+			}
+			stage, done, total = st, d, tot
+		}, func() {
+			close(quit)
+		}
+}
+
+// isTerminal reports whether f is a character device (a terminal; also
+// /dev/null, which answers a prompt with EOF: not confirmed).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// convertUnsafe is run's --on-unsafe convert policy (convert.Policy): it
+// logs each conversion and each database that could not be converted;
+// with --on-unsafe-fallback fail a database left unconverted stops the
+// start (exit 3).
+func (c *RunCmd) convertUnsafe(g *Globals, r *preflight.Report, opts preflight.Options) error {
+	res, stateErrs, err := convert.Policy(context.Background(), r, opts)
+	lvl := preflight.LevelWarn
+	if c.OnUnsafeFallback == "fail" {
+		lvl = preflight.LevelError
+	}
+	failed := err != nil
+	if err != nil {
+		logLine(g.stderr, c.LogFormat, lvl, "convert-failed", "", "could not convert: "+err.Error(), nil)
+	}
+	if res != nil {
+		for _, d := range res.Databases {
+			switch d.Status {
+			case convert.StatusConverted:
+				msg := fmt.Sprintf("converted from WAL to journal_mode=DELETE before starting the application (%s filesystem, quiet for %s)", d.Class, d.Watched.Round(time.Millisecond))
+				if d.Backup != nil {
+					msg += "; backup in " + d.Backup.Dir
+				}
+				for _, n := range d.Notes {
+					msg += "; " + n
+				}
+				logLine(g.stderr, c.LogFormat, preflight.LevelInfo, "converted", d.Path, msg, nil)
+			case convert.StatusRefused:
+				failed = true
+				var why, fix []string
+				for _, rf := range d.Refusals {
+					why = append(why, rf.Message)
+					fix = append(fix, rf.Remedy...)
+				}
+				logLine(g.stderr, c.LogFormat, lvl, "convert-refused", d.Path, "not converted: "+strings.Join(why, "; "), fix)
+			case convert.StatusFailed:
+				failed = true
+				logLine(g.stderr, c.LogFormat, lvl, "convert-failed", d.Path, "not converted: "+d.Error, d.Hints)
+			}
+		}
+	}
+	for _, e := range stateErrs {
+		logLine(g.stderr, c.LogFormat, preflight.LevelWarn, "state-not-written", "", e.Error(), nil)
+	}
+	if failed && c.OnUnsafeFallback == "fail" {
+		logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", "", "not starting the application: a database could not be converted (--on-unsafe-fallback fail)", nil)
+		return &exitError{code: exitUnsafe}
+	}
+	return nil
+}
+
+// convertedBefore returns the databases converted at an earlier start
+// (the data directories' state files), logging unreadable state files.
+func convertedBefore(g *Globals, logFormat string, paths []string) []string {
+	out, errs := convert.ConvertedBefore(paths)
+	for _, e := range errs {
+		logLine(g.stderr, logFormat, preflight.LevelWarn, "state-unreadable", "", e.Error(), nil)
+	}
+	return out
+}

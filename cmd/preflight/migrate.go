@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/migrate"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+)
+
+// MigrateCmd is `preflight migrate`.
+type MigrateCmd struct {
+	From          string        `name:"from" required:"" placeholder:"DIR" help:"Data directory to copy (the old bind mount)."`
+	To            string        `name:"to" required:"" placeholder:"DIR" help:"Empty destination directory (the new named volume)."`
+	Format        string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight-migrate/v1)."`
+	Docker        string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Also look for other containers using the data through the Docker Engine API: auto or off."`
+	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+}
+
+// Run copies and verifies. Exit codes: 0 copied and verified, 3 refused (a
+// live writer, a destination that is not empty) or the copy did not
+// verify, 1 the copy failed, 2 bad usage.
+func (c *MigrateCmd) Run(g *Globals) error {
+	res, err := migrate.Run(context.Background(), migrate.Options{From: c.From, To: c.To,
+		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout}})
+	if c.Format == "json" {
+		res.Guard = nil
+		if werr := writeJSON(g, res); werr != nil {
+			return werr
+		}
+	} else if err == nil || errors.Is(err, migrate.ErrVerify) {
+		var b strings.Builder
+		for _, d := range res.Databases {
+			var rows []string
+			for _, t := range d.Tables {
+				rows = append(rows, fmt.Sprintf("%s %d/%d", t.Name, t.From, t.To))
+			}
+			fmt.Fprintf(&b, "database %s (%s): quick_check %s, rows %s, verified %v\n", d.Path, d.JournalMode, d.QuickCheck, strings.Join(rows, ", "), d.Verified)
+		}
+		for _, f := range res.Files {
+			fmt.Fprintf(&b, "file %s: %d bytes, sha256 %s, verified %v\n", f.Path, f.Size, f.SHA256[:12], f.Verified)
+		}
+		for _, s := range res.Skipped {
+			fmt.Fprintf(&b, "skipped %s\n", s)
+		}
+		fmt.Fprintf(&b, "copied %s to %s: %d databases, %d files, %d directories, %d symlinks\n", c.From, c.To, len(res.Databases), len(res.Files), res.Dirs, res.Symlinks)
+		if _, werr := fmt.Fprint(g.stdout, b.String()); werr != nil {
+			return werr
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, migrate.ErrRefused):
+		return &exitError{code: exitUnsafe, err: err, hints: []string{"stop every container and program that uses the data (docker compose stop SERVICE), and give an empty --to"}}
+	case errors.Is(err, migrate.ErrVerify):
+		return &exitError{code: exitUnsafe, err: err, hints: []string{"the source is unchanged; keep using it and report the files named above"}}
+	}
+	return err
+}

@@ -1,0 +1,202 @@
+package preflight
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+// ErrComposeInput is returned (wrapped) by CheckCompose when the compose
+// project cannot be loaded: a missing or invalid file, a bad
+// interpolation, an unknown profile. Callers treat it as bad input.
+var ErrComposeInput = errors.New("bad compose project")
+
+// ComposeOptions configure CheckCompose.
+type ComposeOptions struct {
+	// Load selects the project as docker compose's flags do.
+	Load compose.LoadOptions
+	// DataDirs are --data-dir values: TARGET or SERVICE:TARGET.
+	DataDirs []string
+	// Catalogue holds user entries (--catalogue), matched before the
+	// built-in ones; nil for none.
+	Catalogue *compose.Catalogue
+	// Platform is --platform: "desktop", "linux", or "" to ask the engine.
+	Platform string
+	// Docker configures the engine query (kind of engine; with Live, the
+	// project's running containers). Mode off asks nothing.
+	Docker docker.Options
+	// Live lists the project's running containers (--live).
+	Live bool
+	// Ignore lists finding IDs to demote to info.
+	Ignore []string
+	// NoDisk skips reading bind sources and the host mount table.
+	NoDisk bool
+	// HostMounts is a mount table to classify bind sources with; nil
+	// reads /proc/self/mountinfo.
+	HostMounts *mounts.Table
+	// Plan configures the printed migration commands.
+	Plan compose.PlanOptions
+}
+
+// ComposeResult is CheckCompose's answer: the report, and the edited
+// files for the proposed rewrites (unchanged files are not listed).
+type ComposeResult struct {
+	Report *Report
+	Edits  []compose.FileEdit
+}
+
+// CheckCompose loads a compose project as Compose does, finds the mounts
+// that hold SQLite data, judges them with the rules table (the compose
+// rules: bind-on-desktop, bind-on-unsafe-fs, volume-on-network,
+// volume-is-bind, shared-writer, no-volume) into the same Report as Check,
+// and proposes a named volume for every risky bind mount of a data
+// directory (Report.Compose.Rewrites, with the edited files in Edits). It
+// never writes anything.
+func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, error) {
+	l, err := compose.Load(ctx, opts.Load)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrComposeInput, err)
+	}
+	r := &Report{Schema: Schema, Probes: map[string]string{"compose": "ran"}, DataDirs: []DataDir{}}
+
+	var engine *docker.Engine
+	var live *docker.ProjectResult
+	switch {
+	case opts.Live:
+		res := docker.Project(ctx, l.Project.Name, opts.Docker)
+		live, engine = &res, res.Engine
+		r.Probes["docker"] = res.Status
+	case opts.Docker.Mode != docker.ModeOff:
+		res := docker.EngineOf(ctx, opts.Docker)
+		engine = res.Engine
+		r.Probes["docker"] = res.Status
+	default:
+		r.Probes["docker"] = docker.StatusOff
+	}
+	r.Engine = engine
+	if opts.Live && (live == nil || live.Status != docker.StatusRan) {
+		st, why := "", ""
+		if live != nil {
+			st, why = live.Status, live.Err
+		}
+		return nil, fmt.Errorf("list the running containers of compose project %s: docker %s: %s", l.Project.Name, st, why)
+	}
+
+	cat := compose.Builtin()
+	if opts.Catalogue != nil {
+		cat = opts.Catalogue.Merge(cat)
+	}
+	a, err := compose.Analyze(l, compose.Options{
+		DataDirs: opts.DataDirs, Catalogue: cat, Platform: opts.Platform, Engine: engine,
+		HostMounts: opts.HostMounts, NoDisk: opts.NoDisk, Live: live,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.Compose = a
+	r.MountTable = MountTable{Source: a.HostMounts}
+	r.Probes["mounts"] = "ran"
+	r.Probes["sqlitefile"] = "ran"
+	if opts.NoDisk {
+		r.Probes["mounts"], r.Probes["sqlitefile"] = "off", "off"
+	} else if a.HostMounts != "/proc/self/mountinfo" && a.HostMounts != "given" {
+		r.Probes["mounts"] = "failed"
+	}
+
+	// Judge, plan the rewrites of the risky binds, judge again so the
+	// remedies name the volumes the plan chose.
+	findings := judge(r, opts.Ignore)
+	risky := map[int][]string{}
+	var which []int
+	for i := range a.Mounts {
+		m := &a.Mounts[i]
+		for _, f := range findings {
+			if f.Path != m.Key() || f.Ignored || f.Level == LevelInfo {
+				continue
+			}
+			if (f.ID == "bind-on-desktop" || f.ID == "bind-on-unsafe-fs") && m.Type == "bind" {
+				if len(risky[i]) == 0 {
+					which = append(which, i)
+				}
+				risky[i] = append(risky[i], f.ID)
+			}
+		}
+	}
+	edits, err := a.Plan(which, risky, opts.Plan)
+	if err != nil {
+		return nil, err
+	}
+	r.Findings = judge(r, opts.Ignore)
+	for i := range a.Mounts {
+		a.Mounts[i].Findings = nil
+		for _, f := range r.Findings {
+			if f.Path == a.Mounts[i].Key() && !slices.Contains(a.Mounts[i].Findings, f.ID) {
+				a.Mounts[i].Findings = append(a.Mounts[i].Findings, f.ID)
+			}
+		}
+	}
+	r.Verdict = verdictOf(r.Worst())
+	r.FSClass = composeClass(a)
+	r.JournalMode = "wal"
+	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown {
+		r.JournalMode = "delete"
+	}
+	var changed []compose.FileEdit
+	for _, e := range edits {
+		if e.Changed() {
+			changed = append(changed, e)
+		}
+	}
+	return &ComposeResult{Report: r, Edits: changed}, nil
+}
+
+func judge(r *Report, ignore []string) []Finding {
+	fs := evaluate(r, WriterOptions{})
+	for i := range fs {
+		if slices.Contains(ignore, fs[i].ID) {
+			fs[i].Level = LevelInfo
+			fs[i].Ignored = true
+		}
+	}
+	if fs == nil {
+		fs = []Finding{}
+	}
+	return fs
+}
+
+// composeClass is the least safe place any data directory of the project
+// is on: cross-vm for a bind on a VM engine (unknown when the engine is
+// unknown), the host filesystem's class for other binds, network for a
+// network volume, ephemeral for no volume or tmpfs, local otherwise.
+func composeClass(a *compose.Analysis) mounts.Class {
+	worst := mounts.ClassLocal
+	for i := range a.Mounts {
+		m := &a.Mounts[i]
+		if !m.DataDir {
+			continue
+		}
+		c := mounts.ClassLocal
+		bind := m.Type == "bind" || m.Volume != nil && m.Volume.BindDevice != ""
+		switch {
+		case bind && a.Platform.Kind == compose.PlatformDesktop:
+			c = mounts.ClassCrossVM
+		case bind && a.Platform.Kind == compose.PlatformUnknown:
+			c = mounts.ClassUnknown
+		case bind && m.HostFS != nil:
+			c = m.HostFS.Class
+		case m.Volume != nil && m.Volume.NetworkFS != "":
+			c = mounts.ClassNetwork
+		case m.Type == compose.TypeNone || m.Type == "tmpfs":
+			c = mounts.ClassEphemeral
+		}
+		if riskier(c, worst) {
+			worst = c
+		}
+	}
+	return worst
+}

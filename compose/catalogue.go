@@ -1,0 +1,220 @@
+package compose
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed catalogue.yaml
+var builtinCatalogue []byte
+
+// App is one catalogue entry: an application image that keeps SQLite
+// databases in known directories. The YAML format is documented at the top
+// of catalogue.yaml.
+type App struct {
+	Name        string      `yaml:"name" json:"name"`
+	Images      []string    `yaml:"images" json:"images"`
+	DataDirs    []string    `yaml:"data_dirs" json:"data_dirs"`
+	Databases   []string    `yaml:"databases" json:"databases,omitempty"`
+	MovedBy     []EnvMove   `yaml:"moved_by" json:"moved_by,omitempty"`
+	OtherEngine []EnvSwitch `yaml:"other_engine" json:"other_engine,omitempty"`
+	Note        string      `yaml:"note" json:"note,omitempty"`
+	Docs        string      `yaml:"docs" json:"docs"`
+}
+
+// EnvMove is an environment setting that moves an application's data.
+type EnvMove struct {
+	Env string `yaml:"env" json:"env"`
+	// Kind is "dir" (the value is the data directory) or "file" (the value
+	// is the database file).
+	Kind   string `yaml:"kind" json:"kind"`
+	Suffix string `yaml:"suffix" json:"suffix,omitempty"`
+}
+
+// EnvSwitch is an environment setting that moves an application to
+// another database engine.
+type EnvSwitch struct {
+	Env       string   `yaml:"env" json:"env"`
+	Values    []string `yaml:"values" json:"values,omitempty"`
+	NotValues []string `yaml:"not_values" json:"not_values,omitempty"`
+	Prefixes  []string `yaml:"prefixes" json:"prefixes,omitempty"`
+	Set       bool     `yaml:"set" json:"set,omitempty"`
+}
+
+// Catalogue is an ordered list of apps; the first match wins.
+type Catalogue struct {
+	Apps []App `yaml:"apps"`
+}
+
+// Builtin returns the catalogue embedded in the binary.
+func Builtin() *Catalogue {
+	c, err := ParseCatalogue(builtinCatalogue)
+	if err != nil {
+		panic("compose: embedded catalogue: " + err.Error())
+	}
+	return c
+}
+
+// ParseCatalogue parses a catalogue file (format: catalogue.yaml). Every
+// entry needs a name and at least one image; data directories must be
+// absolute container paths.
+func ParseCatalogue(b []byte) (*Catalogue, error) {
+	var c Catalogue
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("parse catalogue: %w", err)
+	}
+	for i, a := range c.Apps {
+		if a.Name == "" || len(a.Images) == 0 {
+			return nil, fmt.Errorf("parse catalogue: entry %d: name and images are required", i+1)
+		}
+		for _, d := range a.DataDirs {
+			if !path.IsAbs(d) {
+				return nil, fmt.Errorf("parse catalogue: %s: data dir %q is not an absolute container path", a.Name, d)
+			}
+		}
+		for _, m := range a.MovedBy {
+			if m.Env == "" || (m.Kind != "dir" && m.Kind != "file") {
+				return nil, fmt.Errorf("parse catalogue: %s: moved_by needs env and kind dir or file", a.Name)
+			}
+		}
+		for _, s := range a.OtherEngine {
+			if s.Env == "" {
+				return nil, fmt.Errorf("parse catalogue: %s: other_engine needs env", a.Name)
+			}
+		}
+	}
+	return &c, nil
+}
+
+// ReadCatalogue reads and parses a catalogue file.
+func ReadCatalogue(name string) (*Catalogue, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("read catalogue: %w", err)
+	}
+	if len(b) == 0 {
+		return nil, errors.New("read catalogue: " + name + " is empty")
+	}
+	return ParseCatalogue(b)
+}
+
+// Repository returns the repository part of an image reference: without
+// registry host, tag, digest, and Docker Hub's "library/" prefix, lower
+// case. "lscr.io/linuxserver/sonarr:latest" gives "linuxserver/sonarr",
+// "postgres:16" gives "postgres".
+func Repository(image string) string {
+	s := strings.ToLower(strings.TrimSpace(image))
+	if i := strings.Index(s, "@"); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.LastIndex(s, ":"); i >= 0 && !strings.Contains(s[i:], "/") {
+		s = s[:i]
+	}
+	parts := strings.Split(s, "/")
+	if len(parts) > 1 && (strings.ContainsAny(parts[0], ".:") || parts[0] == "localhost") {
+		parts = parts[1:]
+	}
+	if len(parts) > 1 && parts[0] == "library" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, "/")
+}
+
+// Match returns the first app whose images match image, or nil.
+func (c *Catalogue) Match(image string) *App {
+	if c == nil || image == "" {
+		return nil
+	}
+	repo := Repository(image)
+	for i := range c.Apps {
+		for _, pat := range c.Apps[i].Images {
+			pat = strings.ToLower(pat)
+			if pat == repo || strings.HasSuffix(pat, "/*") && strings.HasPrefix(repo, strings.TrimSuffix(pat, "*")) {
+				return &c.Apps[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Merge returns a catalogue with c's entries before base's.
+func (c *Catalogue) Merge(base *Catalogue) *Catalogue {
+	out := &Catalogue{}
+	if c != nil {
+		out.Apps = append(out.Apps, c.Apps...)
+	}
+	if base != nil {
+		out.Apps = append(out.Apps, base.Apps...)
+	}
+	return out
+}
+
+// engineSwitch returns the setting (NAME=value) that moves the app to
+// another engine under env, or "".
+func (a *App) engineSwitch(env map[string]string) string {
+	for _, s := range a.OtherEngine {
+		v := strings.TrimSpace(env[s.Env])
+		if v == "" {
+			continue
+		}
+		lv := strings.ToLower(v)
+		other := s.Set
+		for _, x := range s.Values {
+			other = other || lv == strings.ToLower(x)
+		}
+		if len(s.NotValues) > 0 {
+			in := false
+			for _, x := range s.NotValues {
+				in = in || lv == strings.ToLower(x)
+			}
+			other = other || !in
+		}
+		for _, p := range s.Prefixes {
+			other = other || strings.HasPrefix(lv, strings.ToLower(p))
+		}
+		if other {
+			return s.Env + "=" + v
+		}
+	}
+	return ""
+}
+
+// dataDirs returns the app's data directories under env, and the setting
+// that moved them ("" when the defaults apply).
+func (a *App) dataDirs(env map[string]string) ([]string, string) {
+	for _, m := range a.MovedBy {
+		v := strings.TrimSpace(env[m.Env])
+		if v == "" {
+			continue
+		}
+		p := v
+		for _, pre := range []string{"sqlite3://", "sqlite://", "file:"} {
+			if strings.HasPrefix(strings.ToLower(p), pre) {
+				p = p[len(pre):]
+				break
+			}
+		}
+		if i := strings.IndexByte(p, '?'); i >= 0 {
+			p = p[:i]
+		}
+		for strings.HasPrefix(p, "//") {
+			p = p[1:]
+		}
+		if !path.IsAbs(p) {
+			continue // relative to the app's working directory: unknown
+		}
+		if m.Kind == "file" {
+			p = path.Dir(p)
+		}
+		return []string{path.Clean(p + m.Suffix)}, m.Env + "=" + v
+	}
+	return a.DataDirs, ""
+}

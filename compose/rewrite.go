@@ -1,0 +1,545 @@
+package compose
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/pmezard/go-difflib/difflib"
+	"go.yaml.in/yaml/v3"
+)
+
+// Rewrite is one proposed change: a bind mount of a data directory
+// becomes a named volume.
+type Rewrite struct {
+	Service string `json:"service"`
+	Target  string `json:"target"`
+	// File and Line are where the mount is declared; Syntax is short or
+	// long.
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Syntax string `json:"syntax,omitempty"`
+	// From is the source as written (./data, ${DATA_DIR:-./data});
+	// Default is such a variable's default; HostPath the resolved host
+	// directory holding the data now.
+	From     string `json:"from"`
+	Default  string `json:"default,omitempty"`
+	HostPath string `json:"host_path"`
+	// Volume is the named volume's key in the compose file; VolumeName
+	// the name the engine gives it (PROJECT_KEY); VolumeFile the file
+	// whose top-level volumes: gets the entry.
+	Volume     string `json:"volume"`
+	VolumeName string `json:"volume_name"`
+	VolumeFile string `json:"volume_file"`
+	// Findings are the finding IDs that made the mount risky.
+	Findings []string `json:"findings"`
+	// Migrate are the commands, in order, that move the existing data
+	// into the volume once.
+	Migrate []string `json:"migrate,omitempty"`
+	// SameAs is set when an earlier rewrite already moves this host
+	// directory into the same volume (its migration covers this one).
+	SameAs string `json:"same_as,omitempty"`
+	// Refused says why the file is not edited automatically (the
+	// suggestion stands; edit by hand).
+	Refused string `json:"refused,omitempty"`
+}
+
+// FileEdit is one file before and after the rewrite.
+type FileEdit struct {
+	File   string `json:"file"`
+	Before []byte `json:"-"`
+	After  []byte `json:"-"`
+}
+
+// Changed reports whether the edit changes the file.
+func (e FileEdit) Changed() bool { return !bytes.Equal(e.Before, e.After) }
+
+// PlanOptions configure Plan.
+type PlanOptions struct {
+	// ComposeArgs are the docker compose global flags that select this
+	// project (-f, -p, --profile, --env-file), already shell-quoted, for
+	// the printed commands.
+	ComposeArgs string
+	// MigrateImage is the image holding preflight for the one-shot
+	// migration container when the service's own image does not run
+	// preflight; default "preflight" (this repository's Dockerfile).
+	MigrateImage string
+}
+
+// splice replaces src[start:end] with text.
+type splice struct {
+	start, end int
+	text       string
+}
+
+// Plan proposes a named volume for each mount in which (indexes into
+// a.Mounts, bind mounts of data directories) and computes the edited
+// files: the declaring file's mount source replaced, and the top-level
+// volumes: entry added, splicing the original bytes. findings maps a mount
+// index to the finding IDs that made it risky. Every touched file is
+// returned, changed or not, in a stable order. a.Rewrites is set.
+func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions) ([]FileEdit, error) {
+	if opts.MigrateImage == "" {
+		opts.MigrateImage = "preflight"
+	}
+	taken := map[string]bool{}
+	if a.loaded != nil {
+		for k := range a.loaded.Project.Volumes {
+			taken[k] = true
+		}
+	}
+	for _, d := range a.locator.docs {
+		if d.root == nil {
+			continue
+		}
+		if _, v, _ := mapGet(d.root, "volumes"); v != nil && v.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				taken[v.Content[i].Value] = true
+			}
+		}
+	}
+	byHost := map[string]string{}
+	edits := map[string][]splice{}
+	adds := map[string][]string{}
+	seen := map[string]bool{}
+	a.Rewrites = nil
+	for _, i := range which {
+		m := &a.Mounts[i]
+		rw := Rewrite{Service: m.Service, Target: m.Target, From: m.RawSource, Default: m.Default, HostPath: m.Source, Findings: findings[i]}
+		if rw.From == "" {
+			rw.From = m.Source
+		}
+		if m.Declared != nil {
+			rw.File, rw.Line, rw.Syntax = m.Declared.File, m.Declared.Line, m.Declared.Syntax
+		}
+		name, again := byHost[filepath.Clean(m.Source)]
+		if !again {
+			name = m.Service + "-data"
+			for n := 2; taken[name]; n++ {
+				name = fmt.Sprintf("%s-data-%d", m.Service, n)
+			}
+			taken[name] = true
+			byHost[filepath.Clean(m.Source)] = name
+		}
+		rw.Volume = name
+		rw.VolumeName = a.Project + "_" + name
+		f, err := a.locator.locate(m.Service, m.Target)
+		switch {
+		case m.Type != types.VolumeTypeBind:
+			rw.Refused = "not a bind mount"
+		case err != nil:
+			rw.Refused = fmt.Sprintf("cannot find where %s is declared: %v", m.Key(), err)
+		default:
+			rw.VolumeFile = f.owner
+			sp, why := mountSplices(f, name)
+			if why != "" {
+				rw.Refused = why
+				break
+			}
+			for _, s := range sp {
+				k := fmt.Sprintf("%s@%d", f.decl.doc.path, s.start)
+				if !seen[k] {
+					seen[k] = true
+					edits[f.decl.doc.path] = append(edits[f.decl.doc.path], s)
+				}
+			}
+			adds[f.owner] = append(adds[f.owner], name)
+		}
+		if again {
+			rw.SameAs = "the same host directory as an earlier rewrite: migrate once"
+		} else {
+			rw.Migrate = migration(a, m, rw, opts)
+		}
+		a.Rewrites = append(a.Rewrites, rw)
+	}
+	for file, names := range adds {
+		d := a.locator.doc(file)
+		if d == nil {
+			continue
+		}
+		s, err := volumeSplice(d, uniq(names), indentUnit(d))
+		if err != nil {
+			for i := range a.Rewrites {
+				if a.Rewrites[i].VolumeFile == file && a.Rewrites[i].Refused == "" {
+					a.Rewrites[i].Refused = err.Error()
+				}
+			}
+			delete(edits, file)
+			continue
+		}
+		if s != nil {
+			edits[file] = append(edits[file], *s)
+		}
+	}
+	var out []FileEdit
+	files := make([]string, 0, len(edits))
+	for f := range edits {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		d := a.locator.doc(f)
+		after, err := apply(d.src, edits[f])
+		if err != nil {
+			return nil, fmt.Errorf("rewrite %s: %w", f, err)
+		}
+		var n yaml.Node
+		if err := yaml.Unmarshal(after, &n); err != nil {
+			return nil, fmt.Errorf("rewrite %s: the result does not parse: %w", f, err)
+		}
+		out = append(out, FileEdit{File: f, Before: d.src, After: after})
+	}
+	return out, nil
+}
+
+// mountSplices returns the edits that turn the declared bind into named
+// volume name, or why it cannot be done safely.
+func mountSplices(f found, name string) ([]splice, string) {
+	d, it := f.decl.doc, f.item
+	if !it.long {
+		start, end, ok := d.rawScalar(it.node)
+		if !ok {
+			return nil, fmt.Sprintf("%s:%d: the volume entry is written in a form this rewrite does not edit (escapes or a multi-line scalar)", d.path, it.node.Line)
+		}
+		vs := start
+		if it.node.Style == yaml.DoubleQuotedStyle || it.node.Style == yaml.SingleQuotedStyle {
+			vs++
+		}
+		n := len(it.rawSource)
+		if n == 0 || vs+n > end || string(d.src[vs:vs+n]) != it.rawSource {
+			return nil, fmt.Sprintf("%s:%d: cannot find the source %q in the entry", d.path, it.node.Line, it.rawSource)
+		}
+		return []splice{{vs, vs + n, name}}, ""
+	}
+	var out []splice
+	_, ty, _ := mapGet(it.node, "type")
+	_, src, _ := mapGet(it.node, "source")
+	if ty == nil || src == nil || ty.Kind != yaml.ScalarNode || src.Kind != yaml.ScalarNode {
+		return nil, fmt.Sprintf("%s:%d: a long-syntax entry without a plain type and source", d.path, it.node.Line)
+	}
+	for _, x := range []struct {
+		n    *yaml.Node
+		text string
+	}{{ty, "volume"}, {src, name}} {
+		s, e, ok := d.rawScalar(x.n)
+		if !ok {
+			return nil, fmt.Sprintf("%s:%d: the %s value is written in a form this rewrite does not edit", d.path, x.n.Line, x.n.Value)
+		}
+		q := ""
+		if x.n.Style == yaml.DoubleQuotedStyle {
+			q = `"`
+		} else if x.n.Style == yaml.SingleQuotedStyle {
+			q = "'"
+		}
+		out = append(out, splice{s, e, q + x.text + q})
+	}
+	// bind: options mean nothing for a volume: remove the key's lines.
+	if bk, bv, aliased := mapGet(it.node, "bind"); bk != nil {
+		if aliased || it.node.Style == yaml.FlowStyle || bv == nil {
+			return nil, fmt.Sprintf("%s:%d: the entry's bind: options are not on their own lines; remove them by hand", d.path, bk.Line)
+		}
+		ls := d.lines[bk.Line-1]
+		if strings.TrimSpace(string(d.src[ls:d.offset(bk.Line, bk.Column)])) != "" {
+			return nil, fmt.Sprintf("%s:%d: the entry's bind: key is not on its own line; remove it by hand", d.path, bk.Line)
+		}
+		out = append(out, splice{ls, d.blockEnd(bk.Line, bk.Column), ""})
+	}
+	return out, ""
+}
+
+// indentUnit guesses the file's indentation step from its services.
+func indentUnit(d *doc) int {
+	if d.root != nil {
+		for i := 0; i+1 < len(d.root.Content); i += 2 {
+			v := d.root.Content[i+1]
+			if v.Kind == yaml.MappingNode && v.Style != yaml.FlowStyle && len(v.Content) > 0 {
+				if c := v.Content[0].Column - d.root.Content[i].Column; c > 0 && c <= 8 {
+					return c
+				}
+			}
+		}
+	}
+	return 2
+}
+
+// volumeSplice adds names (those not declared yet) to the top-level
+// volumes: of d. It returns nil when there is nothing to add.
+func volumeSplice(d *doc, names []string, unit int) (*splice, error) {
+	var have map[string]bool
+	var kn, vn *yaml.Node
+	if d.root != nil {
+		kn, vn, _ = mapGet(d.root, "volumes")
+	}
+	if vn != nil && vn.Kind == yaml.MappingNode {
+		have = map[string]bool{}
+		for i := 0; i+1 < len(vn.Content); i += 2 {
+			have[vn.Content[i].Value] = true
+		}
+	}
+	var add []string
+	for _, n := range names {
+		if !have[n] {
+			add = append(add, n)
+		}
+	}
+	if len(add) == 0 {
+		return nil, nil
+	}
+	block := func(indent int) string {
+		var b strings.Builder
+		for _, n := range add {
+			fmt.Fprintf(&b, "%s%s: {}\n", strings.Repeat(" ", indent), n)
+		}
+		return b.String()
+	}
+	nl := func(at int) string {
+		if at > 0 && d.src[at-1] != '\n' {
+			return "\n"
+		}
+		return ""
+	}
+	switch {
+	case kn == nil && d.root != nil && d.root.Style == yaml.FlowStyle:
+		return nil, fmt.Errorf("%s: the document is one flow mapping; add volumes: {%s: {}} by hand", d.path, strings.Join(add, ": {}, "))
+	case kn == nil:
+		at := docEnd(d)
+		pre := nl(at)
+		if at > 0 && !bytes.HasSuffix(d.src, []byte("\n\n")) {
+			pre += "\n"
+		}
+		return &splice{at, at, pre + "volumes:\n" + block(unit)}, nil
+	case d.root != nil && kn.Column != 1:
+		return nil, fmt.Errorf("%s:%d: the top-level volumes: key is not at the start of its line", d.path, kn.Line)
+	case vn.Kind == yaml.ScalarNode && vn.Tag == "!!null":
+		if vn.Value == "" {
+			at := d.lineEnd(kn.Line)
+			return &splice{at, at, nl(at) + block(unit)}, nil
+		}
+		s, e, ok := d.rawScalar(vn)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: the top-level volumes: value cannot be edited", d.path, vn.Line)
+		}
+		return &splice{s, e, "\n" + strings.TrimSuffix(block(unit), "\n")}, nil
+	case vn.Kind == yaml.MappingNode && vn.Style == yaml.FlowStyle:
+		open := d.offset(vn.Line, vn.Column)
+		closeAt := flowEnd(d.src, open)
+		if open < 0 || closeAt < 0 {
+			return nil, fmt.Errorf("%s:%d: cannot find the end of the top-level volumes: mapping", d.path, vn.Line)
+		}
+		var parts []string
+		for _, n := range add {
+			parts = append(parts, n+": {}")
+		}
+		text := strings.Join(parts, ", ")
+		if len(vn.Content) > 0 {
+			text = ", " + text
+		}
+		return &splice{closeAt, closeAt, text}, nil
+	case vn.Kind == yaml.MappingNode && len(vn.Content) > 0:
+		last := vn.Content[len(vn.Content)-2]
+		at := d.blockEnd(last.Line, last.Column)
+		return &splice{at, at, nl(at) + block(last.Column-1)}, nil
+	}
+	return nil, fmt.Errorf("%s:%d: the top-level volumes: is not a mapping", d.path, kn.Line)
+}
+
+// docEnd is where a new top-level key goes: the end of the file, or before
+// a document end (...) or next document (---) marker after the first
+// document.
+func docEnd(d *doc) int {
+	if d.root == nil || len(d.root.Content) < 2 || d.root.Style == yaml.FlowStyle {
+		return len(d.src)
+	}
+	last := d.root.Content[len(d.root.Content)-2]
+	end := d.blockEnd(last.Line, last.Column)
+	for ln := last.Line + 1; ln <= len(d.lines); ln++ {
+		s := d.lines[ln-1]
+		line := strings.TrimRight(string(d.src[s:d.lineEnd(ln)]), "\r\n")
+		if s < end {
+			continue
+		}
+		if line == "..." || strings.HasPrefix(line, "---") || strings.HasPrefix(line, "...") {
+			return end
+		}
+	}
+	return len(d.src)
+}
+
+// flowEnd returns the offset of the } closing the flow mapping opened at
+// src[open], skipping quoted strings; -1 when not found.
+func flowEnd(src []byte, open int) int {
+	if open < 0 || open >= len(src) || src[open] != '{' {
+		return -1
+	}
+	depth := 0
+	for i := open; i < len(src); i++ {
+		switch src[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		case '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		case '\'':
+			for i++; i < len(src); i++ {
+				if src[i] == '\'' {
+					if i+1 < len(src) && src[i+1] == '\'' {
+						i++
+						continue
+					}
+					break
+				}
+			}
+		case '#':
+			if i > 0 && (src[i-1] == ' ' || src[i-1] == '\t') {
+				for i < len(src) && src[i] != '\n' {
+					i++
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// apply performs non-overlapping splices on a copy of src.
+func apply(src []byte, sp []splice) ([]byte, error) {
+	sort.Slice(sp, func(i, j int) bool {
+		if sp[i].start != sp[j].start {
+			return sp[i].start < sp[j].start
+		}
+		return sp[i].end < sp[j].end
+	})
+	var b bytes.Buffer
+	pos := 0
+	for _, s := range sp {
+		if s.start < pos || s.end < s.start || s.end > len(src) {
+			return nil, errors.New("overlapping edits")
+		}
+		b.Write(src[pos:s.start])
+		b.WriteString(s.text)
+		pos = s.end
+	}
+	b.Write(src[pos:])
+	return b.Bytes(), nil
+}
+
+// migration returns the commands that move the data of m into the new
+// volume once.
+func migration(a *Analysis, m *Mount, rw Rewrite, opts PlanOptions) []string {
+	dc := "docker compose"
+	if opts.ComposeArgs != "" {
+		dc += " " + opts.ComposeArgs
+	}
+	pf := preflightIn(a, m.Service)
+	host := shellQuote(filepath.Clean(m.Source))
+	out := []string{fmt.Sprintf("%s stop %s", dc, m.Service)}
+	if pf != "" {
+		out = append(out, fmt.Sprintf("%s run --rm --no-deps --user 0:0 -v %s:/from -v %s:/to --entrypoint %s %s migrate --from /from --to /to",
+			dc, host, rw.Volume, pf, m.Service))
+	} else {
+		out = append(out,
+			fmt.Sprintf("%s create %s", dc, m.Service),
+			fmt.Sprintf("docker run --rm --user 0:0 --entrypoint /preflight -v %s:/from -v %s:/to %s migrate --from /from --to /to", host, rw.VolumeName, opts.MigrateImage))
+	}
+	return append(out, fmt.Sprintf("%s up -d %s", dc, m.Service))
+}
+
+// preflightIn returns the path of the preflight binary the service's image
+// runs (from its entrypoint or command), or "".
+func preflightIn(a *Analysis, service string) string {
+	if a.loaded == nil {
+		return ""
+	}
+	s, ok := a.loaded.Project.Services[service]
+	if !ok {
+		return ""
+	}
+	for _, x := range append(append([]string{}, s.Entrypoint...), s.Command...) {
+		if path.Base(x) == "preflight" {
+			return x
+		}
+	}
+	return ""
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	for _, c := range s {
+		if !(c == '/' || c == '.' || c == '-' || c == '_' || c == ':' || c == '=' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
+
+// UnifiedDiff renders the edits as a unified diff (a/FILE, b/FILE paths
+// relative to dir when inside it).
+func UnifiedDiff(edits []FileEdit, dir string) (string, error) {
+	var b strings.Builder
+	for _, e := range edits {
+		if !e.Changed() {
+			continue
+		}
+		name := e.File
+		if rel, err := filepath.Rel(dir, e.File); err == nil && !strings.HasPrefix(rel, "..") {
+			name = rel
+		}
+		s, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: splitLines(e.Before), B: splitLines(e.After),
+			FromFile: "a/" + name, ToFile: "b/" + name, Context: 3,
+		})
+		if err != nil {
+			return "", fmt.Errorf("diff %s: %w", name, err)
+		}
+		b.WriteString(s)
+	}
+	return b.String(), nil
+}
+
+// Verify checks that each rewritten mount is the named volume in p, a
+// project loaded again after the edits were written.
+func (a *Analysis) Verify(p *types.Project) error {
+	for _, rw := range a.Rewrites {
+		if rw.Refused != "" {
+			continue
+		}
+		s, ok := p.Services[rw.Service]
+		if !ok {
+			return fmt.Errorf("verify: service %s is gone after the rewrite", rw.Service)
+		}
+		ok = false
+		for _, v := range s.Volumes {
+			if path.Clean(v.Target) == rw.Target && v.Type == types.VolumeTypeVolume && v.Source == rw.Volume {
+				ok = true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("verify: %s:%s is not volume %s after the rewrite", rw.Service, rw.Target, rw.Volume)
+		}
+	}
+	return nil
+}
+
+// splitLines splits b after each newline; a last line without one gets
+// one, so it prints as a line (difflib.SplitLines adds an empty line).
+func splitLines(b []byte) []string {
+	lines := strings.SplitAfter(string(b), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n"
+	}
+	return lines
+}

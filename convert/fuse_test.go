@@ -1,0 +1,113 @@
+package convert_test
+
+import (
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/convert"
+	"github.com/preflight-sqlite/preflight/internal/fuseloop"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
+)
+
+// grpcfuse mounts a FUSE loopback named grpcfuse (Docker Desktop's file
+// sharing as a container sees it) and returns the backing directory and the
+// mountpoint.
+func grpcfuse(t *testing.T) (backing, mnt string) {
+	t.Helper()
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "not root"
+	} else if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
+		why = err.Error()
+	} else {
+		f.Close()
+	}
+	if why != "" {
+		if required {
+			t.Fatalf("FUSE needs root and /dev/fuse (CI): %s", why)
+		}
+		t.Skipf("FUSE needs root and /dev/fuse: %s", why)
+	}
+	backing, mnt = t.TempDir(), t.TempDir()
+	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
+	if err != nil {
+		t.Fatalf("fuseloop.Mount: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	return backing, mnt
+}
+
+// On a cross-vm share no probe sees the other side: the files must stay
+// quiet and the operator must confirm.
+func TestUnsafeFSNeedsConfirmation(t *testing.T) {
+	backing, mnt := grpcfuse(t)
+	hotWAL(t, filepath.Join(backing, "app.db"), 1000)
+	path := filepath.Join(mnt, "app.db")
+	before := files(t, path)
+
+	o := opts(path)
+	o.Watch = 300 * time.Millisecond
+	d := one(t, run(t, o), convert.StatusRefused)
+	if d.Class != "cross-vm" || d.Refusals[0].Reason != "needs-confirmation" || !strings.Contains(d.Refusals[0].Message, "nothing outside this machine") {
+		t.Errorf("class %s, refusals %+v; want cross-vm, needs-confirmation", d.Class, d.Refusals)
+	}
+	wantUntouched(t, path, before)
+
+	asked := ""
+	o.Confirm = func(p, statement string) bool { asked = statement; return true }
+	d = one(t, run(t, o), convert.StatusConverted)
+	if !strings.Contains(asked, "cross-vm") || d.Watched < 300*time.Millisecond {
+		t.Errorf("confirmation asked %q after a %s watch", asked, d.Watched)
+	}
+	if w, r := header1819(t, filepath.Join(backing, "app.db")); w != 1 || r != 1 {
+		t.Errorf("header %d/%d in the backing directory, want 1/1", w, r)
+	}
+
+	o.To, o.NoBackup = convert.ToWAL, true
+	d = one(t, run(t, o), convert.StatusRefused)
+	if d.Refusals[0].Reason != "unsafe-fs" {
+		t.Errorf("--to wal on cross-vm: refusals %+v, want unsafe-fs", d.Refusals)
+	}
+}
+
+// A writer behind the share (here: this test, on the backing directory) is
+// invisible to every probe, but its files change during the watch.
+func TestUnsafeFSActivityRefused(t *testing.T) {
+	backing, mnt := grpcfuse(t)
+	db, err := sql.Open("sqlite", testdb.DSN(filepath.Join(backing, "app.db"), "_pragma=journal_mode(WAL)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	mustExec(t, db, "create table t(id integer primary key, v text)")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+				db.Exec("insert into t(v) values('x')")
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+
+	o := opts(filepath.Join(mnt, "app.db"))
+	o.Watch, o.Confirmed = 500*time.Millisecond, true
+	d := one(t, run(t, o), convert.StatusRefused)
+	if d.Refusals[0].Reason != "activity" || !strings.Contains(d.Refusals[0].Message, "changed") {
+		t.Errorf("refusals = %+v, want activity", d.Refusals)
+	}
+}

@@ -1,0 +1,385 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/probe/activity"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/health"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+	"github.com/preflight-sqlite/preflight/probe/wal"
+)
+
+// target is one database of the guard's report with its data directory.
+type target struct {
+	dir *preflight.DataDir
+	db  *preflight.Database
+}
+
+func targets(r *preflight.Report) []target {
+	var out []target
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		for j := range d.Databases {
+			out = append(out, target{dir: d, db: &d.Databases[j]})
+		}
+	}
+	return out
+}
+
+// classOf is the filesystem class deciding WAL safety for t: the worse of
+// the file's own mount (a single-file bind) and its directory's.
+func classOf(t target) mounts.Class {
+	c := mounts.ClassUnknown
+	if t.dir.Mount != nil {
+		c = t.dir.Mount.Class
+	}
+	if t.db.Mount != nil && risk(t.db.Mount.Class) > risk(c) {
+		c = t.db.Mount.Class
+	}
+	return c
+}
+
+func risk(c mounts.Class) int {
+	switch c {
+	case mounts.ClassCrossVM:
+		return 5
+	case mounts.ClassNetwork:
+		return 4
+	case mounts.ClassFUSE:
+		return 3
+	case mounts.ClassUnknown:
+		return 2
+	case mounts.ClassEphemeral:
+		return 1
+	}
+	return 0
+}
+
+// farSideBlind reports whether processes on the other side of filesystems
+// of class c are invisible to every probe: cross-vm, network, fuse and
+// unknown.
+func farSideBlind(c mounts.Class) bool { return risk(c) >= 2 }
+
+// walUnsafe reports classes where WAL must not be enabled.
+func walUnsafe(c mounts.Class) bool { return risk(c) >= 2 }
+
+func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) Database {
+	db := t.db
+	class := classOf(t)
+	d := Database{Path: db.Path, Class: string(class), Before: string(db.JournalMode)}
+	fail := func(err error, hints ...string) Database {
+		d.Status, d.Error, d.Hints = StatusFailed, err.Error(), hints
+		return d
+	}
+	switch {
+	case db.NotSQLite:
+		return fail(fmt.Errorf("%s is not a SQLite database: %s", db.Path, nonEmpty(db.Err, "bad header")), "check the path; nothing was changed")
+	case db.New:
+		d.Status = StatusSkipped
+		d.Notes = append(d.Notes, "new or empty file: no journal mode to change yet; create it with the journal mode you want")
+		return d
+	case db.Err != "":
+		return fail(errors.New(db.Err), "run preflight as the user that owns the database, or as root")
+	case db.JournalMode != sqlitefile.JournalWAL && db.JournalMode != sqlitefile.JournalRollback:
+		return fail(fmt.Errorf("%s: header bytes 18/19 name no known journal mode", db.Path), "open it with sqlite3 and run PRAGMA integrity_check; restore from a backup if it fails")
+	}
+
+	j, err := health.InspectJournal(db.Path)
+	if err != nil {
+		return fail(fmt.Errorf("inspect %s-journal: %w", db.Path, err))
+	}
+	if j.Hot {
+		return fail(fmt.Errorf("%s has a hot rollback journal (%s, %d bytes): a transaction was interrupted and must be rolled back before anything else", db.Path, j.Path, j.SizeBytes),
+			fmt.Sprintf("let SQLite recover it with one normal read-write open, e.g. sqlite3 %s 'PRAGMA quick_check;' (never delete the -journal), then run preflight convert again", shellQuote(db.Path)))
+	}
+
+	walFrames := db.WAL.Exists && db.WAL.SizeBytes > 0
+	switch {
+	case opts.To == ToDelete && db.JournalMode == sqlitefile.JournalRollback && !walFrames:
+		d.Status = StatusAlready
+		return d
+	case opts.To == ToWAL && db.JournalMode == sqlitefile.JournalWAL:
+		d.Status = StatusAlready
+		return d
+	}
+
+	d.Refusals = guard(rep, t, class, opts, &d)
+
+	if walFrames {
+		wr, err := wal.ValidateFile(db.Path + "-wal")
+		if err != nil && !errors.Is(err, wal.ErrNotWAL) && !errors.Is(err, wal.ErrTruncatedHeader) {
+			return fail(fmt.Errorf("read %s-wal: %w", db.Path, err))
+		}
+		d.WAL = &wr
+		if wr.Discards() {
+			msg := fmt.Sprintf("the WAL breaks at frame %d (%s) and %d valid-looking frames (%d committed transactions) follow it: SQLite would keep %d frames (%d transactions) and silently discard the rest on the first open",
+				wr.FirstInvalidFrame, wr.InvalidReason, wr.ValidLookingAfter, wr.CommitsAfterBreak, wr.LastCommitFrame, wr.CommittedTxns)
+			if opts.AcceptWALLoss {
+				d.Notes = append(d.Notes, msg+"; accepted with --accept-wal-loss, the backup keeps the whole WAL")
+			} else {
+				d.Refusals = append(d.Refusals, Refusal{Reason: "wal-loss", Message: msg + "; nothing was touched",
+					Remedy: []string{"keep the database, -wal and -shm together and copy them aside for recovery",
+						"to convert anyway, losing those frames (the backup keeps them): preflight convert --accept-wal-loss " + shellQuote(db.Path)}})
+			}
+		}
+	}
+
+	if len(d.Refusals) == 0 && farSideBlind(class) {
+		d.Refusals = append(d.Refusals, farSide(ctx, t, class, opts, &d)...)
+	}
+	if len(d.Refusals) > 0 {
+		d.Status = StatusRefused
+		return d
+	}
+	if err := writable(db.Path); err != nil {
+		return fail(err, "convert needs write access to the database and its directory (SQLite creates and deletes -journal, -wal and -shm there): run it where the volume is mounted read-write, as its owner or root")
+	}
+	if opts.DryRun {
+		d.Status = StatusWouldConvert
+		return d
+	}
+
+	if !opts.NoBackup {
+		var walPages int64
+		if d.WAL != nil {
+			walPages = int64(d.WAL.DBSizePages)
+		}
+		b, err := backup(db.Path, opts.BackupDir, opts.Now().UTC(), walPages*int64(db.PageSize), func(done, total int64) {
+			if opts.Progress != nil {
+				opts.Progress(db.Path, "backup", done, total)
+			}
+		})
+		if err != nil {
+			hint := "free space, or pass --backup-dir DIR on a filesystem with room (--no-backup skips it)"
+			if !errors.Is(err, ErrNoSpace) {
+				hint = "fix the backup location (--backup-dir DIR), or pass --no-backup to skip it"
+			}
+			return fail(fmt.Errorf("backup: %w; the database was not touched", err), hint)
+		}
+		d.Backup = b
+	}
+
+	ck, v, err := convertDB(ctx, db.Path, opts)
+	d.Checkpoint, d.Verified = ck, v
+	if err != nil {
+		hints := []string{}
+		if d.Backup != nil {
+			hints = append(hints, "the backup of the files as they were is in "+d.Backup.Dir)
+		}
+		if errors.Is(err, ErrLocked) {
+			hints = append(hints, "another connection opened the database during the conversion: find it with preflight check "+shellQuote(db.Path)+", stop it, and run convert again")
+		}
+		return fail(err, hints...)
+	}
+	d.Status = StatusConverted
+	d.After = opts.To
+	return d
+}
+
+// guard turns the report's facts about t into refusals.
+func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d *Database) []Refusal {
+	var out []Refusal
+	db := t.db
+	for _, w := range db.Writers {
+		what := w.Name() + " has the database open"
+		if len(w.Files) > 0 {
+			what += " via " + strings.Join(w.Files, ", ")
+		}
+		if w.Kind == "process" && len(w.Locks) > 0 {
+			var ls []string
+			for _, l := range w.Locks {
+				ls = append(ls, fmt.Sprintf("%s %s lock on %s", l.Type, l.Name, l.File))
+			}
+			what += ", holding " + strings.Join(ls, ", ")
+		}
+		if w.Kind == "container" && w.Relation != "" {
+			what += ", " + w.Relation
+		}
+		out = append(out, Refusal{Reason: "writer", Message: what, Remedy: []string{"stop it first: " + w.Stop()}})
+	}
+	for _, u := range db.Unlinked {
+		out = append(out, Refusal{Reason: "unlinked-sidecar",
+			Message: fmt.Sprintf("process %d (%s) holds %s by %s, no longer the file at that path: its committed work is in that file", u.PID, u.Comm, u.File, u.How),
+			Remedy:  []string{fmt.Sprintf("stop process %d cleanly first, then run preflight check again", u.PID)}})
+	}
+	for _, f := range rep.Findings {
+		if f.Path == db.Path && f.ID == "activity-unseen-writer" {
+			out = append(out, Refusal{Reason: "unseen-writer", Message: f.Message, Remedy: f.Remedy})
+		}
+	}
+	if ev := litestreamEvidence(db.Path); len(ev) > 0 {
+		out = append(out, Refusal{Reason: "litestream",
+			Message: "Litestream replicates this database (" + strings.Join(ev, "; ") + "): Litestream needs WAL and switches the database back to WAL mode, and its replication breaks when the WAL is removed under it",
+			Remedy:  []string{"stop Litestream and remove this database from its configuration first, or keep WAL and move the data to a local filesystem"}}) //nolint:misspell
+	}
+	if opts.To == ToWAL && walUnsafe(class) {
+		out = append(out, Refusal{Reason: "unsafe-fs",
+			Message: fmt.Sprintf("%s is on a %s filesystem, where WAL's shared memory and locks do not work", db.Path, class),
+			Remedy:  []string{"keep journal_mode=DELETE here, or move the data to a named volume or a local filesystem first"}})
+	}
+
+	unverified := unverifiedProbes(rep, db)
+	if len(unverified) > 0 {
+		msg := "a live-writer probe could not run, so a writer may have been missed: " + strings.Join(unverified, "; ")
+		if opts.AllowUnverified {
+			d.Notes = append(d.Notes, msg+" (--allow-unverified)")
+		} else {
+			out = append(out, Refusal{Reason: "unverified", Message: msg,
+				Remedy: []string{"give preflight access to what it could not see (the Docker API: DOCKER_HOST or the socket; run as root for /proc)",
+					"or, once you have made sure yourself that nothing uses the database: --allow-unverified"}})
+		}
+	}
+	return out
+}
+
+// unverifiedProbes lists the live-writer probes for db that could not run
+// fully. Docker "no-daemon" (no engine on this host) is not one of them.
+func unverifiedProbes(rep *preflight.Report, db *preflight.Database) []string {
+	var out []string
+	p := db.WriterProbes
+	if p.Processes != "ran" {
+		out = append(out, "processes: "+p.Processes)
+	}
+	if p.Locks != "ran" {
+		out = append(out, "locks: "+p.Locks)
+	}
+	switch {
+	case rep.Docker == nil:
+		out = append(out, "containers: not probed")
+	case rep.Docker.Status == docker.StatusNoDaemon:
+	case rep.Docker.Status != docker.StatusRan:
+		out = append(out, "containers: Docker "+rep.Docker.Status+nonEmptyPrefix(" (", rep.Docker.Err, ")"))
+	case !rep.Docker.Sure:
+		out = append(out, "containers: "+nonEmpty(rep.Docker.Err, "the engine's answer may be incomplete"))
+	}
+	for _, b := range p.Blind {
+		if strings.HasPrefix(b, "processes: ") && p.Processes == "ran" || strings.HasPrefix(b, "locks: ") && p.Locks == "ran" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// farSide watches t's files for the quiet period and asks for the
+// operator's confirmation: on these filesystems a process on the other
+// side (the host behind a VM share, another network client) is invisible to
+// every probe.
+func farSide(ctx context.Context, t target, class mounts.Class, opts Options, d *Database) []Refusal {
+	a, err := activity.Watch(ctx, t.db.Path, opts.Watch)
+	if err != nil {
+		return []Refusal{{Reason: "activity", Message: "could not watch the database files: " + err.Error()}}
+	}
+	d.Watched = a.Interval
+	if a.Changed {
+		return []Refusal{{Reason: "activity",
+			Message: fmt.Sprintf("the database files changed during a %s watch (%s) although no writer was found here: something on the other side of this %s filesystem is using it", opts.Watch, strings.Join(a.What, "; "), class),
+			Remedy:  []string{"stop the program that uses it on the host or the other machine, then run convert again"}}}
+	}
+	statement := fmt.Sprintf("%s is on a %s filesystem: processes on the other side (the host behind a VM share, other network clients) are invisible to every probe. Its files stayed unchanged for %s. Confirm that nothing outside this machine has it open", t.db.Path, class, opts.Watch)
+	if opts.Confirmed || opts.Confirm != nil && opts.Confirm(t.db.Path, statement) {
+		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; the operator confirmed that nothing outside this machine has it open", class, opts.Watch))
+		return nil
+	}
+	return []Refusal{{Reason: "needs-confirmation", Message: statement + " (no terminal to ask, or not confirmed)",
+		Remedy: []string{"stop every program that uses it on the other side, then run again with --yes"}}}
+}
+
+// recipe returns the commands that convert the refused databases from
+// outside this container, when they were refused because of processes in
+// the container preflight itself runs in (docker exec into the app's
+// container: the application is the writer).
+func recipe(rep *preflight.Report, res *Result, opts Options) []string {
+	if rep.Docker == nil || !rep.Docker.InContainer {
+		return nil
+	}
+	var paths []string
+	for _, d := range res.Databases {
+		if d.Status != StatusRefused {
+			continue
+		}
+		for _, r := range d.Refusals {
+			if r.Reason == "writer" && strings.HasPrefix(r.Message, "process ") {
+				paths = append(paths, shellQuote(d.Path))
+				break
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	args := "convert"
+	if res.To != ToDelete {
+		args += " --to " + res.To
+	}
+	if s := rep.Docker.Status; s != docker.StatusRan && s != docker.StatusNoDaemon {
+		args += " --allow-unverified"
+	}
+	args += " " + strings.Join(paths, " ")
+	prog := shellQuote(opts.Program)
+	self := rep.Docker.Self
+	switch {
+	case self != nil && self.ComposeService != "" && !self.OneOff:
+		svc := self.ComposeService
+		return []string{
+			"docker compose stop " + svc,
+			fmt.Sprintf("docker compose run --rm --no-deps --entrypoint %s %s %s", prog, svc, args),
+			"docker compose start " + svc,
+		}
+	case self != nil:
+		return []string{
+			"docker stop " + self.Name,
+			fmt.Sprintf("docker run --rm --volumes-from %s --entrypoint %s %s %s", self.Name, prog, self.Image, args),
+			"docker start " + self.Name,
+		}
+	}
+	return []string{
+		"docker compose stop SERVICE",
+		fmt.Sprintf("docker compose run --rm --no-deps --entrypoint %s SERVICE %s", prog, args),
+		"docker compose start SERVICE",
+	}
+}
+
+// writable checks that the database and its directory can be written: on
+// a read-only mount or without permission SQLite could not delete -wal.
+func writable(path string) error {
+	for _, p := range []string{path, filepath.Dir(path)} {
+		if err := accessW(p); err != nil {
+			if errors.Is(err, errReadOnlyFS) {
+				return fmt.Errorf("%s is on a read-only filesystem: %w", p, err)
+			}
+			return fmt.Errorf("%s is not writable: %w", p, err)
+		}
+	}
+	return nil
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func nonEmptyPrefix(prefix, s, suffix string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s + suffix
+}
+
+// shellQuote quotes p for a POSIX shell when it needs it.
+func shellQuote(p string) string {
+	for _, c := range p {
+		if !(c == '/' || c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+		}
+	}
+	return p
+}

@@ -1,0 +1,108 @@
+package convert
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+)
+
+// unsafeWAL are the findings that make the entrypoint policy convert a
+// database.
+var unsafeWAL = map[string]bool{"wal-on-cross-vm": true, "wal-on-network-fs": true, "wal-on-fuse": true}
+
+// ConvertedBefore reads the state file of each data path (the directory
+// itself, or the directory of a database file) and returns the databases
+// converted to DELETE at an earlier start, for
+// preflight.WriterOptions.Converted. Unreadable state files are returned as
+// errors alongside.
+func ConvertedBefore(paths []string) ([]string, []error) {
+	var out []string
+	var errs []error
+	for _, dir := range stateDirs(paths) {
+		s, err := ReadState(dir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read %s: %w", filepath.Join(dir, StateFile), err))
+			continue
+		}
+		out = append(out, s.ConvertedToDelete()...)
+	}
+	return out, errs
+}
+
+func stateDirs(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, stateDir(p))
+	}
+	return out
+}
+
+// stateDir is the directory holding the state file for data path p.
+func stateDir(p string) string {
+	p = filepath.Clean(p)
+	if sqlitefile.LooksLikeDatabase(p) {
+		return filepath.Dir(p)
+	}
+	return p
+}
+
+// Policy is `preflight run --on-unsafe convert`: every WAL database of rep
+// with a wal-on-cross-vm, wal-on-network-fs or wal-on-fuse finding (not
+// ignored) is converted to DELETE by Run, with check's options. Choosing
+// the policy is the operator's confirmation (Confirmed), and probes that
+// could not run are noted rather than refused (AllowUnverified): a writer
+// that was seen, files that change during the watch, Litestream and WAL
+// frames that would be lost still refuse. Each conversion is recorded in
+// its data directory's state file; errors writing it are returned in
+// stateErrs. A nil Result and nil error mean there was nothing to convert.
+func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options) (res *Result, stateErrs []error, err error) {
+	var paths []string
+	dirOf := map[string]string{}
+	for _, d := range rep.DataDirs {
+		for _, db := range d.Databases {
+			dirOf[db.Path] = stateDir(d.Path)
+		}
+	}
+	for _, f := range rep.Findings {
+		if unsafeWAL[f.ID] && !f.Ignored {
+			paths = append(paths, f.Path)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil, nil
+	}
+	check.Writers.Starting = false
+	res, err = Run(ctx, Options{Check: check, Paths: paths, To: ToDelete, Confirmed: true, AllowUnverified: true})
+	if err != nil {
+		return res, nil, err
+	}
+	records := map[string][]Conversion{}
+	var order []string
+	for _, d := range res.Databases {
+		if d.Status != StatusConverted {
+			continue
+		}
+		cv := Conversion{Path: d.Path, From: ToWAL, To: ToDelete, At: time.Now().UTC()}
+		if d.Backup != nil {
+			cv.Backup = d.Backup.Dir
+		}
+		dir := dirOf[d.Path]
+		if dir == "" {
+			dir = filepath.Dir(d.Path)
+		}
+		if _, ok := records[dir]; !ok {
+			order = append(order, dir)
+		}
+		records[dir] = append(records[dir], cv)
+	}
+	for _, dir := range order {
+		if err := Record(dir, records[dir]...); err != nil {
+			stateErrs = append(stateErrs, err)
+		}
+	}
+	return res, stateErrs, nil
+}

@@ -1,0 +1,473 @@
+package integration_test
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/fuseloop"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
+)
+
+// dbFiles returns the bytes of path, -wal, -shm and -journal (nil: absent).
+func dbFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	for _, s := range []string{"", "-wal", "-shm", "-journal"} {
+		b, err := os.ReadFile(path + s)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		m[s] = b
+	}
+	return m
+}
+
+func wantSameFiles(t *testing.T, path string, before map[string][]byte) {
+	t.Helper()
+	after := dbFiles(t, path)
+	for s, b := range before {
+		if !bytes.Equal(b, after[s]) || (b == nil) != (after[s] == nil) {
+			t.Errorf("%s%s changed: %d bytes before, %d after", path, s, len(b), len(after[s]))
+		}
+	}
+}
+
+func headerBytes(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 100 {
+		t.Fatalf("read header of %s: %v", path, err)
+	}
+	return fmt.Sprintf("%d/%d", b[18], b[19])
+}
+
+func requireSQLite3(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		if required {
+			t.Fatalf("sqlite3 not found (PREFLIGHT_REQUIRE_DOCKER=1 or CI=true): %v", err)
+		}
+		t.Skipf("sqlite3 not found: %v", err)
+	}
+}
+
+// idleApp starts the demo app on data (a docker run -v source) holding
+// /data/app.db open in WAL mode without writing, and waits for it.
+func idleApp(t *testing.T, opts ...string) string {
+	t.Helper()
+	id := startApp(t, append(opts, "-e", "DEMO_INTERVAL=1h", "--entrypoint", "/demoapp", image)...)
+	waitLog(t, id, "demoapp: pid=1 journal_mode=wal")
+	return id
+}
+
+// A writer in another container on the same data, converted from the
+// host: refused, the container and the command that stops it named, every
+// byte of the database, -wal and -shm as it was.
+func TestConvertRefusesOtherContainer(t *testing.T) {
+	requireDocker(t)
+	dir := hostDir(t)
+	seed(t, "-v", dir+":/data")
+	name := containerName(t, "app")
+	idleApp(t, "--name", name, "-v", dir+":/data")
+	path := filepath.Join(dir, "app.db")
+	before := dbFiles(t, path)
+	if before["-shm"] == nil {
+		t.Fatalf("the idle app has no -shm: not a live WAL connection")
+	}
+	pf := filepath.Join(binDir, "preflight")
+	r := run(t, dockerTimeout, nil, pf, "convert", path)
+	wantCode(t, r, 3)
+	wantContains(t, "stdout", r.stdout, "refused, nothing changed")
+	wantContains(t, "stdout", r.stdout, "container "+name)
+	wantContains(t, "stdout", r.stdout, "docker stop "+name)
+	wantContains(t, "stderr", r.stderr, "preflight: error: convert: refused")
+	wantSameFiles(t, path, before)
+
+	// No flag overrides a writer that was seen.
+	r = run(t, dockerTimeout, nil, pf, "convert", "--allow-unverified", "--yes", "--accept-wal-loss", "--format", "json", path)
+	wantCode(t, r, 3)
+	wantContains(t, "json", r.stdout, `"reason": "writer"`)
+	wantSameFiles(t, path, before)
+}
+
+// The docker exec refusal inside the application's own container, and
+// the compose stop / run / start recipe it prints, run for real against
+// the demo app.
+func TestConvertDockerExecRecipe(t *testing.T) {
+	requireDocker(t)
+	if _, err := dockerCmd(t.Context(), "compose", "version"); err != nil {
+		if required {
+			t.Fatalf("docker compose not available (build it per .ci/run): %v", err)
+		}
+		t.Skipf("docker compose not available: %v", err)
+	}
+	dir := hostDir(t)
+	seed(t, "-v", dir+":/data")
+	project := "pfit" + runID + strings.ToLower(strings.ReplaceAll(t.Name(), "/", ""))
+	cf := filepath.Join(t.TempDir(), "compose.yaml")
+	yaml := fmt.Sprintf(`services:
+  app:
+    image: %s
+    user: "0:0"
+    environment:
+      DEMO_INTERVAL: 1h
+    labels:
+      %s: "%s"
+    volumes:
+      - %s:/data
+      - %s:%s
+`, image, strings.Split(label, "=")[0], strings.Split(label, "=")[1], dir, dockerSocket, dockerSocket)
+	if err := os.WriteFile(cf, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	compose := func(args ...string) result {
+		t.Helper()
+		return docker(t, append([]string{"compose", "-p", project, "-f", cf}, args...)...)
+	}
+	t.Cleanup(func() { compose("down", "-v", "--remove-orphans") })
+	wantCode(t, compose("up", "-d"), 0)
+	id := strings.TrimSpace(compose("ps", "-q", "app").stdout)
+	waitLog(t, id, "demoapp: pid=1 journal_mode=wal")
+	path := filepath.Join(dir, "app.db")
+	before := dbFiles(t, path)
+
+	r := compose("exec", "-T", "app", "/preflight", "convert", "/data/app.db")
+	wantCode(t, r, 3)
+	wantContains(t, "stdout", r.stdout, "/data/app.db: refused, nothing changed")
+	wantContains(t, "stdout", r.stdout, "writer: process 1 (/demoapp")
+	wantContains(t, "stdout", r.stdout, "Convert it from outside the container:")
+	var recipe []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "docker compose ") {
+			recipe = append(recipe, l)
+		}
+	}
+	want := []string{
+		"docker compose stop app",
+		"docker compose run --rm --no-deps --entrypoint /preflight app convert /data/app.db",
+		"docker compose start app",
+	}
+	if strings.Join(recipe, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("recipe = %q, want %q\n%s", recipe, want, r)
+	}
+	wantSameFiles(t, path, before)
+
+	// The recipe, as printed (with this test's -p and -f).
+	for i, l := range recipe {
+		args := strings.Fields(strings.TrimPrefix(l, "docker compose "))
+		r := compose(args...)
+		wantCode(t, r, 0)
+		if i == 1 {
+			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete (local filesystem)")
+			wantContains(t, "convert stdout", r.stdout, "quick_check ok")
+			if h := headerBytes(t, path); h != "1/1" {
+				t.Errorf("header bytes 18/19 after the one-off convert = %s, want 1/1", h)
+			}
+			for _, s := range []string{"-wal", "-shm"} {
+				if _, err := os.Stat(path + s); err == nil {
+					t.Errorf("%s%s exists after the conversion", path, s)
+				}
+			}
+		}
+	}
+	waitLog(t, id, "demoapp: pid=1 journal_mode=")
+}
+
+// The entrypoint policy over a FUSE mount named grpcfuse: converted before
+// exec, the application started, the state file written; when the
+// application turns WAL back on, the next start logs wal-reenabled.
+func TestConvertEntrypointPolicy(t *testing.T) {
+	requireDocker(t)
+	requireFUSE(t)
+	backing, mnt := hostDir(t), t.TempDir()
+	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
+	if err != nil {
+		t.Fatalf("fuseloop.Mount: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	opts := []string{"-v", mnt + ":/data"}
+	seed(t, opts...)
+	db := filepath.Join(backing, "app.db")
+	if h := headerBytes(t, db); h != "2/2" {
+		t.Fatalf("seeded header %s, want 2/2 (WAL)", h)
+	}
+	start := func(env ...string) result {
+		t.Helper()
+		args := append([]string{}, opts...)
+		for _, e := range env {
+			args = append(args, "-e", e)
+		}
+		args = append(args, "-e", "DEMO_ROWS=1", "--entrypoint", "/preflight", image,
+			"run", "--data-dir", "/data", "--on-unsafe", "convert", "--", "/demoapp")
+		r := dockerRun(t, args...)
+		wantCode(t, r, 0)
+		return r
+	}
+
+	r := start()
+	wantContains(t, "stderr", r.stderr, "preflight: error: wal-on-cross-vm: /data/app.db")
+	wantContains(t, "stderr", r.stderr, "preflight: info: converted: /data/app.db: converted from WAL to journal_mode=DELETE before starting the application (cross-vm filesystem")
+	wantContains(t, "stdout", r.stdout, "demoapp: pid=1 journal_mode=delete db=/data/app.db")
+	if h := headerBytes(t, db); h != "1/1" {
+		t.Errorf("header after the first start = %s, want 1/1", h)
+	}
+	state, err := os.ReadFile(filepath.Join(backing, ".preflight-state.json"))
+	if err != nil || !bytes.Contains(state, []byte(`"path": "/data/app.db"`)) || !bytes.Contains(state, []byte(`"to": "delete"`)) {
+		t.Fatalf("state file: %v\n%s", err, state)
+	}
+	wantNotContains(t, "stderr", r.stderr, "wal-reenabled")
+
+	// The application ignores the recommendation and turns WAL back on.
+	r = start("DEMO_JOURNAL_MODE=wal")
+	wantContains(t, "stdout", r.stdout, "demoapp: pid=1 journal_mode=wal")
+	wantNotContains(t, "stderr", r.stderr, "wal-reenabled")
+	if h := headerBytes(t, db); h != "2/2" {
+		t.Fatalf("header after the app re-enabled WAL = %s, want 2/2", h)
+	}
+
+	r = start()
+	wantContains(t, "stderr", r.stderr, "preflight: error: wal-reenabled: /data/app.db: app.db was converted to journal_mode=DELETE at an earlier start and is in WAL mode again")
+	wantContains(t, "stderr", r.stderr, "PREFLIGHT_JOURNAL_MODE")
+	wantContains(t, "stderr", r.stderr, "--export-env")
+	wantContains(t, "stderr", r.stderr, "preflight: info: converted: /data/app.db")
+
+	// --on-unsafe-fallback fail: a writer behind the share refuses the
+	// conversion and the start.
+	r = start("DEMO_JOURNAL_MODE=wal")
+	cmd, _ := startHostProcess(t, []string{"DATA_DIR=" + backing, "DEMO_INTERVAL=50ms"}, nil, filepath.Join(binDir, "demoapp"))
+	_ = cmd
+	time.Sleep(500 * time.Millisecond)
+	args := append(append([]string{}, opts...), "--entrypoint", "/preflight", image,
+		"run", "--data-dir", "/data", "--on-unsafe", "convert", "--on-unsafe-fallback", "fail", "--", "/demoapp")
+	r = dockerRun(t, args...)
+	wantCode(t, r, 3)
+	wantContains(t, "stderr", r.stderr, "preflight: error: convert-refused: /data/app.db")
+	wantContains(t, "stderr", r.stderr, "start-refused")
+	wantNotContains(t, "stdout", r.stdout, "demoapp: pid=")
+}
+
+// crashFixture makes a WAL database of about walMB MiB of -wal whose rows
+// are only in the log (copied while the writer was connected) and returns
+// the directory holding app.db and app.db-wal, and the expected
+// "count|sum(id)|sum(length(v))".
+func crashFixture(t *testing.T, walMB int) (string, string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src.db")
+	db, err := sql.Open("sqlite", testdb.DSN(src, "_pragma=journal_mode(WAL)", "_pragma=wal_autocheckpoint(0)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	exec1 := func(q string) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec1("create table t(id integer primary key, v text)")
+	exec1("create index t_v on t(substr(v, 1, 16))")
+	rows := walMB * 1000
+	for i := 0; i < 20; i++ { // 20 transactions
+		exec1(fmt.Sprintf(`with recursive c(x) as (select 1 union all select x+1 from c where x<%d) insert into t(v) select printf('%%d.%%d ', %d, x) || hex(randomblob(500)) from c`, rows/20, i))
+	}
+	var want string
+	if err := db.QueryRow(`select count(*) || '|' || sum(id) || '|' || sum(length(v)) from t`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, s := range []string{"", "-wal"} {
+		if err := copyFile(src+s, filepath.Join(dir, "app.db"+s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, want
+}
+
+func copyDB(t *testing.T, from, to string) {
+	t.Helper()
+	for _, s := range []string{"", "-wal", "-shm", "-journal"} {
+		os.Remove(to + s)
+		if _, err := os.Stat(from + s); err == nil {
+			if err := copyFile(from+s, to+s); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// checkWithSQLite3 opens path with Debian's sqlite3: integrity_check ok
+// and the rows want.
+func checkWithSQLite3(t *testing.T, path, want string) error {
+	out, err := exec.Command("sqlite3", path, "PRAGMA integrity_check; select count(*) || '|' || sum(id) || '|' || sum(length(v)) from t;").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("sqlite3: %v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "ok\n"+want {
+		return fmt.Errorf("sqlite3 says %q, want %q", got, "ok\n"+want)
+	}
+	return nil
+}
+
+// checkWithDriver does the same through the pure-Go driver.
+func checkWithDriver(path, want string) error {
+	db, err := sql.Open("sqlite", testdb.DSN(path, "mode=rw"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var ic, got string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&ic); err != nil {
+		return fmt.Errorf("driver integrity_check: %w", err)
+	}
+	if err := db.QueryRow(`select count(*) || '|' || sum(id) || '|' || sum(length(v)) from t`).Scan(&got); err != nil {
+		return fmt.Errorf("driver count: %w", err)
+	}
+	if ic != "ok" || got != want {
+		return fmt.Errorf("driver: integrity_check %q, rows %q; want ok, %q", ic, got, want)
+	}
+	return nil
+}
+
+// TestConvertCrash kills the conversion (the built preflight binary) with
+// SIGKILL at random moments within its measured run time, on a database
+// with a 30 MiB WAL of known committed rows. After every kill a copy of the
+// files opens with Debian's sqlite3 and with the driver, integrity_check ok
+// and every committed row there; then convert runs again on the killed
+// files and must finish the job. PREFLIGHT_CRASH_KILLS sets the number of
+// kills (default 20; scripts/crash-test.sh runs 200).
+func TestConvertCrash(t *testing.T) {
+	requireBinaries(t)
+	requireSQLite3(t)
+	kills := 20
+	if s := os.Getenv("PREFLIGHT_CRASH_KILLS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("PREFLIGHT_CRASH_KILLS=%q: want a positive number", s)
+		}
+		kills = n
+	}
+	tmpl, want := crashFixture(t, 30)
+	fi, _ := os.Stat(filepath.Join(tmpl, "app.db-wal"))
+	t.Logf("fixture: -wal %d bytes, rows %s", fi.Size(), want)
+	pf := filepath.Join(binDir, "preflight")
+	work := t.TempDir()
+	db := filepath.Join(work, "app.db")
+	check := filepath.Join(t.TempDir(), "check.db")
+	args := []string{"convert", "--docker", "off", "--allow-unverified", "--no-backup", db}
+
+	// Measure one conversion.
+	copyDB(t, filepath.Join(tmpl, "app.db"), db)
+	start := time.Now()
+	if out, err := exec.Command(pf, args...).CombinedOutput(); err != nil {
+		t.Fatalf("convert: %v\n%s", err, out)
+	}
+	full := time.Since(start)
+	t.Logf("one conversion of the fixture takes %v", full.Round(time.Millisecond))
+
+	var killed, finished, hotJournals int
+	for i := 0; i < kills; i++ {
+		copyDB(t, filepath.Join(tmpl, "app.db"), db)
+		delay := time.Duration(rand.Int64N(int64(full)))
+		cmd := exec.Command(pf, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		err := cmd.Process.Signal(syscall.SIGKILL)
+		werr := cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			killed++
+		} else {
+			finished++
+			_ = err
+			if werr != nil {
+				t.Fatalf("kill %d: convert exited on its own with %v", i, werr)
+			}
+		}
+		// The files as the kill left them, opened by both SQLites (each
+		// on its own copy: opening recovers and may change the files).
+		copyDB(t, db, check)
+		if err := checkWithSQLite3(t, check, want); err != nil {
+			t.Fatalf("kill %d after %v: %v", i, delay, err)
+		}
+		copyDB(t, db, check)
+		if err := checkWithDriver(check, want); err != nil {
+			t.Fatalf("kill %d after %v: %v", i, delay, err)
+		}
+		// Running convert again finishes the job.
+		out, err := exec.Command(pf, args...).CombinedOutput()
+		if err != nil && bytes.Contains(out, []byte("hot rollback journal")) {
+			// The kill interrupted SQLite's own rollback-mode commit of the
+			// header change: do what the hint says, then convert again.
+			hotJournals++
+			if o, err := exec.Command("sqlite3", db, "PRAGMA quick_check;").CombinedOutput(); err != nil {
+				t.Fatalf("kill %d: recover: %v\n%s", i, err, o)
+			}
+			out, err = exec.Command(pf, args...).CombinedOutput()
+		}
+		if err != nil {
+			t.Fatalf("kill %d after %v: convert again: %v\n%s", i, delay, err, out)
+		}
+		if h := headerBytes(t, db); h != "1/1" {
+			t.Fatalf("kill %d: header %s after convert again, want 1/1", i, h)
+		}
+		if mode, _ := exec.Command("sqlite3", db, "PRAGMA journal_mode;").Output(); strings.TrimSpace(string(mode)) != "delete" {
+			t.Fatalf("kill %d: journal_mode %q after convert again", i, mode)
+		}
+		if err := checkWithSQLite3(t, db, want); err != nil {
+			t.Fatalf("kill %d: after convert again: %v", i, err)
+		}
+	}
+	t.Logf("%d runs: %d killed mid-run, %d had finished before the kill; %d left a hot journal", kills, killed, finished, hotJournals)
+	fmt.Fprintf(os.Stderr, "crash test: %d runs, %d killed mid-run, %d finished first, %d hot journals; conversion time %v\n", kills, killed, finished, hotJournals, full.Round(time.Millisecond))
+}
+
+// The exit codes of convert, by running the binary: 0 converted or
+// already, 1 failed, 2 usage, 3 refused (above).
+func TestConvertExitCodes(t *testing.T) {
+	requireBinaries(t)
+	pf := filepath.Join(binDir, "preflight")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "app.db")
+	testdb.Make(t, db, "wal", 10)
+	base := []string{"convert", "--docker", "off", "--allow-unverified"}
+	r := run(t, dockerTimeout, nil, pf, append(base, "--format", "json", db)...)
+	wantCode(t, r, 0)
+	wantContains(t, "json", r.stdout, `"schema": "preflight-convert/v1"`)
+	wantContains(t, "json", r.stdout, `"status": "converted"`)
+	wantContains(t, "json", r.stdout, `"check_result": "ok"`)
+	r = run(t, dockerTimeout, nil, pf, append(base, db)...)
+	wantCode(t, r, 0)
+	wantContains(t, "stdout", r.stdout, "already delete: nothing to do")
+
+	r = run(t, dockerTimeout, nil, pf, append(base, "--no-backup", "--accept-wal-loss", db)...)
+	wantCode(t, r, 2)
+	r = run(t, dockerTimeout, nil, pf, "--mountinfo", "/proc/self/mountinfo", "convert", db)
+	wantCode(t, r, 2)
+	r = run(t, dockerTimeout, nil, pf, append(base, "--to", "memory", db)...)
+	wantCode(t, r, 2)
+
+	bad := filepath.Join(dir, "bad.db")
+	if err := os.WriteFile(bad, bytes.Repeat([]byte("x"), 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, dockerTimeout, nil, pf, append(base, bad)...)
+	wantCode(t, r, 1)
+	wantContains(t, "stdout", r.stdout, "not a SQLite database")
+	wantContains(t, "stderr", r.stderr, "preflight: error: convert: a conversion failed")
+}

@@ -1,0 +1,473 @@
+// Package migrate copies an application's data directory to another place
+// (a bind-mounted host directory into a new named volume) so that nothing
+// is lost: it refuses while any live-writer probe sees a writer of the
+// databases (preflight.Check), copies each SQLite database consistently
+// with VACUUM INTO through the SQLite driver (a transactionally consistent
+// snapshot, https://sqlite.org/lang_vacuum.html#vacuuminto), copies every
+// other file with its owner, mode and timestamps, and then verifies each
+// database (PRAGMA quick_check, the same row count in every table, the same
+// user_version) and each other file (size and SHA-256).
+package migrate
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	_ "github.com/glebarez/go-sqlite" // registers driver "sqlite"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+)
+
+// Schema names the JSON shape of Result.
+const Schema = "preflight-migrate/v1"
+
+// ErrRefused is returned (wrapped) when the guard refuses: a live writer,
+// a destination that is not empty, a source that is not a directory.
+var ErrRefused = errors.New("migration refused")
+
+// ErrVerify is returned (wrapped) when the copy does not verify.
+var ErrVerify = errors.New("copy does not verify")
+
+// Options configure Run.
+type Options struct {
+	// From is the data directory to copy; To the destination directory,
+	// created when missing and required to be empty.
+	From, To string
+	// Docker configures the Docker probe of the guard (other containers
+	// with the databases open). The zero value asks the engine if one is
+	// reachable.
+	Docker docker.Options
+	// NoGuard skips the live-writer guard (tests of the copy alone).
+	NoGuard bool
+}
+
+// Database is one copied database.
+type Database struct {
+	// Path is relative to From and To.
+	Path        string       `json:"path"`
+	JournalMode string       `json:"journal_mode"`
+	UserVersion int64        `json:"user_version"`
+	Tables      []TableCount `json:"tables"`
+	QuickCheck  string       `json:"quick_check"`
+	Verified    bool         `json:"verified"`
+}
+
+// TableCount is a table's row count in the source and the copy.
+type TableCount struct {
+	Name string `json:"name"`
+	From int64  `json:"from"`
+	To   int64  `json:"to"`
+}
+
+// File is one copied file (not a database).
+type File struct {
+	Path     string `json:"path"`
+	Size     int64  `json:"size_bytes"`
+	SHA256   string `json:"sha256"`
+	Verified bool   `json:"verified"`
+}
+
+// Result is what Run did.
+type Result struct {
+	Schema    string     `json:"schema"`
+	From      string     `json:"from"`
+	To        string     `json:"to"`
+	Databases []Database `json:"databases"`
+	Files     []File     `json:"files"`
+	Dirs      int        `json:"dirs"`
+	Symlinks  int        `json:"symlinks"`
+	// Skipped lists entries not copied: database sidecars (-wal, -shm,
+	// -journal: their content is in the consistent copy) and special
+	// files (sockets, pipes, devices).
+	Skipped []string `json:"skipped,omitempty"`
+	// Refused lists why the guard refused; empty when it let the copy run.
+	Refused []string `json:"refused,omitempty"`
+	// Guard is the live-writer check of From and To, when it ran.
+	Guard *preflight.Report `json:"guard,omitempty"`
+}
+
+// Run copies From to To and verifies the copy. Errors wrap ErrRefused when
+// nothing was copied because the guard refused, ErrVerify when the copy
+// differs; a partial copy is left in To for inspection (From is never
+// changed).
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	res := &Result{Schema: Schema, From: opts.From, To: opts.To, Databases: []Database{}, Files: []File{}}
+	from, err := filepath.Abs(opts.From)
+	if err != nil {
+		return res, err
+	}
+	to, err := filepath.Abs(opts.To)
+	if err != nil {
+		return res, err
+	}
+	fi, err := os.Stat(from)
+	if err != nil || !fi.IsDir() {
+		res.Refused = append(res.Refused, fmt.Sprintf("--from %s is not a directory", opts.From))
+		return res, fmt.Errorf("%w: --from %s is not a directory", ErrRefused, opts.From)
+	}
+	if within(to, from) || within(from, to) {
+		res.Refused = append(res.Refused, "--from and --to overlap")
+		return res, fmt.Errorf("%w: --from %s and --to %s overlap", ErrRefused, opts.From, opts.To)
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return res, fmt.Errorf("create %s: %w", opts.To, err)
+	}
+	if ents, err := os.ReadDir(to); err != nil {
+		return res, fmt.Errorf("read %s: %w", opts.To, err)
+	} else if len(ents) > 0 {
+		why := fmt.Sprintf("--to %s is not empty (it holds %s): the copy never overwrites", opts.To, ents[0].Name())
+		res.Refused = append(res.Refused, why)
+		return res, fmt.Errorf("%w: %s", ErrRefused, why)
+	}
+
+	dbs, err := findDatabases(from)
+	if err != nil {
+		return res, err
+	}
+	if !opts.NoGuard {
+		rep, err := preflight.Check(ctx, preflight.Options{Paths: []string{from, to}, MaxDepth: 64,
+			Writers: preflight.WriterOptions{Docker: opts.Docker}})
+		if err != nil {
+			return res, fmt.Errorf("check for live writers: %w", err)
+		}
+		res.Guard = rep
+		for _, d := range rep.DataDirs {
+			for _, db := range d.Databases {
+				for _, w := range db.Writers {
+					res.Refused = append(res.Refused, fmt.Sprintf("%s is open by %s", db.Path, w.Name()))
+				}
+				for _, u := range db.Unlinked {
+					res.Refused = append(res.Refused, fmt.Sprintf("%s: process %d holds a replaced %s", db.Path, u.PID, u.File))
+				}
+			}
+		}
+		if len(res.Refused) > 0 {
+			return res, fmt.Errorf("%w: %s", ErrRefused, strings.Join(res.Refused, "; "))
+		}
+	}
+
+	type dirTimes struct {
+		path string
+		fi   fs.FileInfo
+	}
+	var dirs []dirTimes
+	err = filepath.WalkDir(from, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.IsDir():
+			if rel != "." {
+				if err := os.Mkdir(dst, fi.Mode().Perm()); err != nil {
+					return fmt.Errorf("create %s: %w", dst, err)
+				}
+				res.Dirs++
+			}
+			dirs = append(dirs, dirTimes{dst, fi})
+			return nil
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, dst); err != nil {
+				return fmt.Errorf("create symlink %s: %w", dst, err)
+			}
+			res.Symlinks++
+			return keepMeta(dst, fi, true)
+		case !fi.Mode().IsRegular():
+			res.Skipped = append(res.Skipped, rel+" (not a regular file)")
+			return nil
+		case dbs[p]:
+			db, err := copyDatabase(ctx, p, dst)
+			if err != nil {
+				return err
+			}
+			db.Path = rel
+			res.Databases = append(res.Databases, db)
+			return keepMeta(dst, fi, false)
+		case sidecarOf(p, dbs):
+			res.Skipped = append(res.Skipped, rel+" (sidecar: its content is in the database copy)")
+			return nil
+		}
+		f, err := copyFile(p, dst, fi)
+		if err != nil {
+			return err
+		}
+		f.Path = rel
+		res.Files = append(res.Files, f)
+		return keepMeta(dst, fi, false)
+	})
+	if err != nil {
+		return res, fmt.Errorf("copy %s to %s: %w", opts.From, opts.To, err)
+	}
+	// Directory times last, deepest first: creating entries changed them.
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i].path) > len(dirs[j].path) })
+	for _, d := range dirs {
+		if err := keepMeta(d.path, d.fi, false); err != nil {
+			return res, err
+		}
+	}
+	return res, verify(ctx, res, from, to)
+}
+
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+const magic = "SQLite format 3\x00"
+
+// findDatabases returns the files under dir that start with the SQLite
+// header magic.
+func findDatabases(dir string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !de.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		b := make([]byte, len(magic))
+		if n, _ := io.ReadFull(f, b); n == len(magic) && string(b) == magic {
+			out[p] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find databases in %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+func sidecarOf(p string, dbs map[string]bool) bool {
+	for _, s := range []string{"-wal", "-shm", "-journal"} {
+		if strings.HasSuffix(p, s) && dbs[strings.TrimSuffix(p, s)] {
+			return true
+		}
+	}
+	return false
+}
+
+// dsn opens path read-write without creating it (a WAL database needs its
+// -shm), with a busy timeout.
+func dsn(path string) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + esc + "?mode=rw&_pragma=busy_timeout(5000)"
+}
+
+func open(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	c, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, c, nil
+}
+
+// copyDatabase writes a consistent copy of src to dst with VACUUM INTO and
+// gives it src's journal mode.
+func copyDatabase(ctx context.Context, src, dst string) (Database, error) {
+	out := Database{}
+	db, c, err := open(ctx, src)
+	if err != nil {
+		return out, err
+	}
+	defer db.Close()
+	defer c.Close()
+	if err := c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&out.JournalMode); err != nil {
+		return out, fmt.Errorf("read journal mode of %s: %w", src, err)
+	}
+	if err := c.QueryRowContext(ctx, "PRAGMA user_version").Scan(&out.UserVersion); err != nil {
+		return out, fmt.Errorf("read user_version of %s: %w", src, err)
+	}
+	before, err := counts(ctx, c)
+	if err != nil {
+		return out, fmt.Errorf("count rows of %s: %w", src, err)
+	}
+	if _, err := c.ExecContext(ctx, "VACUUM INTO ?", dst); err != nil {
+		return out, fmt.Errorf("copy %s (VACUUM INTO): %w", src, err)
+	}
+	after, err := counts(ctx, c)
+	if err != nil {
+		return out, fmt.Errorf("count rows of %s: %w", src, err)
+	}
+	for _, t := range before {
+		out.Tables = append(out.Tables, TableCount{Name: t.Name, From: t.From})
+	}
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		return out, fmt.Errorf("%s changed while it was copied: a writer the guard did not see is using it", src)
+	}
+	if out.JournalMode == "wal" {
+		ddb, dc, err := open(ctx, dst)
+		if err != nil {
+			return out, err
+		}
+		var m string
+		err = dc.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&m)
+		dc.Close()
+		ddb.Close()
+		if err != nil {
+			return out, fmt.Errorf("set WAL on %s: %w", dst, err)
+		}
+	}
+	return out, nil
+}
+
+// counts returns every table's row count, by name.
+func counts(ctx context.Context, c *sql.Conn) ([]TableCount, error) {
+	rows, err := c.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []TableCount
+	for _, n := range names {
+		var k int64
+		if err := c.QueryRowContext(ctx, `SELECT count(*) FROM "`+strings.ReplaceAll(n, `"`, `""`)+`"`).Scan(&k); err != nil {
+			return nil, fmt.Errorf("count %s: %w", n, err)
+		}
+		out = append(out, TableCount{Name: n, From: k})
+	}
+	return out, nil
+}
+
+// copyFile copies a regular file and returns its size and SHA-256.
+func copyFile(src, dst string, fi fs.FileInfo) (File, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return File{}, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	if err != nil {
+		return File{}, fmt.Errorf("create %s: %w", dst, err)
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err != nil {
+		out.Close()
+		return File{}, fmt.Errorf("copy %s: %w", src, err)
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return File{}, err
+	}
+	if err := out.Close(); err != nil {
+		return File{}, err
+	}
+	return File{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+func hashFile(p string) (int64, string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	return n, hex.EncodeToString(h.Sum(nil)), err
+}
+
+// verify checks every copied database and file.
+func verify(ctx context.Context, res *Result, from, to string) error {
+	var bad []string
+	for i := range res.Databases {
+		d := &res.Databases[i]
+		db, c, err := open(ctx, filepath.Join(to, d.Path))
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			defer db.Close()
+			defer c.Close()
+			if err := c.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&d.QuickCheck); err != nil {
+				return fmt.Errorf("quick_check %s: %w", d.Path, err)
+			}
+			got, err := counts(ctx, c)
+			if err != nil {
+				return fmt.Errorf("count rows of the copy of %s: %w", d.Path, err)
+			}
+			var uv int64
+			if err := c.QueryRowContext(ctx, "PRAGMA user_version").Scan(&uv); err != nil {
+				return err
+			}
+			ok := d.QuickCheck == "ok" && len(got) == len(d.Tables) && uv == d.UserVersion
+			for j := range d.Tables {
+				if j < len(got) && got[j].Name == d.Tables[j].Name {
+					d.Tables[j].To = got[j].From
+				}
+				ok = ok && d.Tables[j].To == d.Tables[j].From
+			}
+			d.Verified = ok
+			if !ok {
+				bad = append(bad, fmt.Sprintf("database %s (quick_check %q, rows %v)", d.Path, d.QuickCheck, d.Tables))
+			}
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	for i := range res.Files {
+		f := &res.Files[i]
+		n, h, err := hashFile(filepath.Join(to, f.Path))
+		if err != nil {
+			return fmt.Errorf("verify %s: %w", f.Path, err)
+		}
+		f.Verified = n == f.Size && h == f.SHA256
+		if sn, sh, err := hashFile(filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
+			f.Verified = false
+		}
+		if !f.Verified {
+			bad = append(bad, "file "+f.Path)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s", ErrVerify, strings.Join(bad, "; "))
+	}
+	return nil
+}

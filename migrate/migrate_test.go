@@ -1,0 +1,119 @@
+package migrate_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/preflight-sqlite/preflight/migrate"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+)
+
+func TestRunCopiesAndVerifies(t *testing.T) {
+	from := t.TempDir()
+	// A WAL database with its -wal holding rows not checkpointed yet.
+	db := testdb.Open(t, filepath.Join(from, "app.db"), "wal", 50)
+	if _, err := db.Exec("PRAGMA wal_autocheckpoint=0; PRAGMA user_version=7"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.MkdirAll(filepath.Join(from, "sub", "deeper"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	testdb.Make(t, filepath.Join(from, "sub", "other.sqlite"), "delete", 3)
+	if err := os.WriteFile(filepath.Join(from, "sub", "deeper", "notes.txt"), []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub/deeper/notes.txt", filepath.Join(from, "link")); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(from, "sub", "deeper", "notes.txt"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Lchown(filepath.Join(from, "sub", "deeper", "notes.txt"), 4242, 4343); err != nil {
+			t.Fatal(err)
+		}
+	}
+	to := filepath.Join(t.TempDir(), "volume")
+	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: to, Docker: docker.Options{Mode: docker.ModeOff}})
+	if err != nil {
+		t.Fatalf("Run: %v (%+v)", err, res)
+	}
+	if len(res.Databases) != 2 || len(res.Files) != 1 || res.Symlinks != 1 || res.Dirs != 2 {
+		t.Fatalf("Run = %d databases, %d files, %d symlinks, %d dirs; want 2, 1, 1, 2: %+v", len(res.Databases), len(res.Files), res.Symlinks, res.Dirs, res)
+	}
+	for _, d := range res.Databases {
+		if !d.Verified || d.QuickCheck != "ok" {
+			t.Errorf("database %s not verified: %+v", d.Path, d)
+		}
+		if d.Path == "app.db" && (d.JournalMode != "wal" || d.UserVersion != 7 || d.Tables[0].To != 50) {
+			t.Errorf("app.db copy: %+v", d)
+		}
+	}
+	// The copy opens with the driver and has every row.
+	c, err := sql.Open("sqlite", "file:"+filepath.Join(to, "app.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var mode string
+	if err := c.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("copy journal mode %q, %v; want wal", mode, err)
+	}
+	fi, err := os.Stat(filepath.Join(to, "sub", "deeper", "notes.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 || !fi.ModTime().Equal(old) {
+		t.Errorf("notes.txt copy: mode %v, mtime %v; want 0600, %v", fi.Mode().Perm(), fi.ModTime(), old)
+	}
+	if di, err := os.Stat(filepath.Join(to, "sub")); err != nil || di.Mode().Perm() != 0o750 {
+		t.Errorf("sub copy: %v, %v; want mode 0750", di.Mode(), err)
+	}
+	if l, err := os.Readlink(filepath.Join(to, "link")); err != nil || l != "sub/deeper/notes.txt" {
+		t.Errorf("link copy = %q, %v", l, err)
+	}
+}
+
+func TestRunRefuses(t *testing.T) {
+	from := t.TempDir()
+	testdb.Make(t, filepath.Join(from, "app.db"), "wal", 3)
+	to := t.TempDir()
+	if err := os.WriteFile(filepath.Join(to, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := migrate.Run(context.Background(), migrate.Options{From: from, To: to, Docker: docker.Options{Mode: docker.ModeOff}})
+	if !errors.Is(err, migrate.ErrRefused) {
+		t.Errorf("Run into a non-empty --to = %v, want ErrRefused", err)
+	}
+	// A live writer: another process with the database open.
+	sqlite3, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Skipf("sqlite3 not installed: %v", err)
+	}
+	cmd := exec.Command(sqlite3, filepath.Join(from, "app.db"))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Wait() }()
+	if _, err := in.Write([]byte("BEGIN; SELECT count(*) FROM t;\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	_, err = migrate.Run(context.Background(), migrate.Options{From: from, To: filepath.Join(t.TempDir(), "v"), Docker: docker.Options{Mode: docker.ModeOff}})
+	if !errors.Is(err, migrate.ErrRefused) {
+		t.Errorf("Run with the database open in sqlite3 = %v, want ErrRefused", err)
+	}
+}
