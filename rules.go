@@ -89,6 +89,16 @@ func unsafeForWAL(c mounts.Class) bool {
 // ephemeral, local.
 func riskier(a, b mounts.Class) bool { return classRisk(a) > classRisk(b) }
 
+// Riskier reports whether filesystem class a is less safe for WAL than b,
+// in the order cross-vm, network, fuse, unknown, ephemeral, local.
+func Riskier(a, b mounts.Class) bool { return riskier(a, b) }
+
+// WALClass is the filesystem class that decides WAL safety for db in d:
+// the riskier of the directory's mount and the database's own (a
+// single-file bind mount, or a symlink to another filesystem); unknown
+// when the directory could not be classified.
+func WALClass(d *DataDir, db *Database) mounts.Class { return subject{dir: d, db: db}.class() }
+
 func classRisk(c mounts.Class) int {
 	switch c {
 	case mounts.ClassCrossVM:

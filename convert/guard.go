@@ -33,42 +33,17 @@ func targets(r *preflight.Report) []target {
 	return out
 }
 
-// classOf is the filesystem class deciding WAL safety for t: the worse of
-// the file's own mount (a single-file bind) and its directory's.
-func classOf(t target) mounts.Class {
-	c := mounts.ClassUnknown
-	if t.dir.Mount != nil {
-		c = t.dir.Mount.Class
-	}
-	if t.db.Mount != nil && risk(t.db.Mount.Class) > risk(c) {
-		c = t.db.Mount.Class
-	}
-	return c
-}
-
-func risk(c mounts.Class) int {
-	switch c {
-	case mounts.ClassCrossVM:
-		return 5
-	case mounts.ClassNetwork:
-		return 4
-	case mounts.ClassFUSE:
-		return 3
-	case mounts.ClassUnknown:
-		return 2
-	case mounts.ClassEphemeral:
-		return 1
-	}
-	return 0
-}
+// classOf is the filesystem class deciding WAL safety for t (see
+// preflight.WALClass).
+func classOf(t target) mounts.Class { return preflight.WALClass(t.dir, t.db) }
 
 // farSideBlind reports whether processes on the other side of filesystems
 // of class c are invisible to every probe: cross-vm, network, fuse and
 // unknown.
-func farSideBlind(c mounts.Class) bool { return risk(c) >= 2 }
+func farSideBlind(c mounts.Class) bool { return preflight.Riskier(c, mounts.ClassEphemeral) }
 
 // walUnsafe reports classes where WAL must not be enabled.
-func walUnsafe(c mounts.Class) bool { return risk(c) >= 2 }
+func walUnsafe(c mounts.Class) bool { return preflight.Riskier(c, mounts.ClassEphemeral) }
 
 func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) Database {
 	db := t.db
