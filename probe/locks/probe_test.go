@@ -170,9 +170,9 @@ func TestProbe(t *testing.T) {
 			if tt.lines != nil {
 				c := startChild(t, path)
 				for _, l := range tt.lines {
-					c.do(t, l)
+					c.Do(t, l)
 				}
-				pid = c.pid()
+				pid = c.PID()
 			}
 			res := probe(t, path)
 			if diff := cmp.Diff(tt.want(pid), res.Locks); diff != "" {
@@ -193,7 +193,7 @@ func TestProbeAcquiresNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	testdb.Make(t, path, "delete", 1)
 	c := startChild(t, path)
-	c.do(t, "pragma busy_timeout=0")
+	c.Do(t, "pragma busy_timeout=0")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -218,9 +218,9 @@ func TestProbeAcquiresNothing(t *testing.T) {
 		}
 	}()
 	for range 300 {
-		c.do(t, "begin exclusive")
-		c.do(t, "insert into t(v) values ('x')")
-		c.do(t, "commit")
+		c.Do(t, "begin exclusive")
+		c.Do(t, "insert into t(v) values ('x')")
+		c.Do(t, "commit")
 	}
 	close(stop)
 	wg.Wait()
@@ -301,7 +301,7 @@ func TestProbeOtherPIDNamespace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	testdb.Make(t, path, "wal", 1)
 	c := startChild(t, path)
-	c.do(t, "select count(*) from t")
+	c.Do(t, "select count(*) from t")
 	cmd := exec.Command(unshare, "--pid", "--fork", os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "LOCKS_TEST_HELPER=probe", "LOCKS_TEST_DB="+path)
 	out, err := cmd.Output()

@@ -51,7 +51,7 @@ func BenchmarkScan(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "x.db")
 	testdb.Make(b, path, "wal", 1)
 	c := startChild(b, path)
-	c.do(b, "select count(*) from t")
+	c.Do(b, "select count(*) from t")
 	tg := targetFor(b, path)
 	var before syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
@@ -70,8 +70,8 @@ func BenchmarkScan(b *testing.B) {
 	// CPU time (user+system) per scan: on a busy machine wall time per
 	// scan depends on what else runs; this does not.
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-	if len(holdersOf(res, c.pid())) == 0 {
-		b.Errorf("Scan: child %d not found among %d processes", c.pid(), res.Scanned)
+	if len(holdersOf(res, c.PID())) == 0 {
+		b.Errorf("Scan: child %d not found among %d processes", c.PID(), res.Scanned)
 	}
 	b.ReportMetric(float64(res.Scanned), "procs")
 }

@@ -78,18 +78,18 @@ func TestScanLiveWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	testdb.Make(t, path, "wal", 3)
 	c := startChild(t, path)
-	c.do(t, "select count(*) from t")
-	c.do(t, "write-loop")
+	c.Do(t, "select count(*) from t")
+	c.Do(t, "write-loop")
 	tg := targetFor(t, path)
 	if tg.DB.IsZero() || tg.WAL.IsZero() || tg.SHM.IsZero() {
 		t.Fatalf("TargetFor(%q) = %+v, want all three files", path, tg)
 	}
 	res := scan(t, procfs.Options{}, tg)
-	got := holdersOf(res, c.pid())
+	got := holdersOf(res, c.PID())
 	for _, want := range []string{"db fd", "wal fd", "shm fd", "shm mmap"} {
 		h, ok := got[want]
 		if !ok {
-			t.Errorf("Scan: no %q holder for child %d; holders: %+v", want, c.pid(), res.Holders)
+			t.Errorf("Scan: no %q holder for child %d; holders: %+v", want, c.PID(), res.Holders)
 			continue
 		}
 		if h.Comm != comm() || h.Target != tg.Path || h.User != "root" && os.Getuid() == 0 ||
@@ -108,10 +108,10 @@ func TestScanIdleConnectionMapsSHM(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	testdb.Make(t, path, "wal", 3)
 	c := startChild(t, path)
-	c.do(t, "select count(*) from t")
+	c.Do(t, "select count(*) from t")
 	res := scan(t, procfs.Options{}, targetFor(t, path))
-	if _, ok := holdersOf(res, c.pid())["shm mmap"]; !ok {
-		t.Errorf("Scan: no mmap holder of -shm for idle child %d; holders: %+v", c.pid(), res.Holders)
+	if _, ok := holdersOf(res, c.PID())["shm mmap"]; !ok {
+		t.Errorf("Scan: no mmap holder of -shm for idle child %d; holders: %+v", c.PID(), res.Holders)
 	}
 }
 
@@ -126,19 +126,19 @@ func TestScanExcludes(t *testing.T) {
 	}
 	defer f.Close()
 	c := startChild(t, path)
-	c.do(t, "select count(*) from t")
+	c.Do(t, "select count(*) from t")
 	tg := targetFor(t, path)
 
 	res := scan(t, procfs.Options{}, tg)
 	if got := holdersOf(res, os.Getpid()); len(got) != 0 {
 		t.Errorf("Scan: reported own process %d: %+v", os.Getpid(), got)
 	}
-	if len(holdersOf(res, c.pid())) == 0 {
-		t.Errorf("Scan: child %d not found; holders: %+v", c.pid(), res.Holders)
+	if len(holdersOf(res, c.PID())) == 0 {
+		t.Errorf("Scan: child %d not found; holders: %+v", c.PID(), res.Holders)
 	}
-	res = scan(t, procfs.Options{ExcludePIDs: []int{c.pid()}}, tg)
+	res = scan(t, procfs.Options{ExcludePIDs: []int{c.PID()}}, tg)
 	if len(res.Holders) != 0 {
-		t.Errorf("Scan(ExcludePIDs: [%d]) holders = %+v, want none", c.pid(), res.Holders)
+		t.Errorf("Scan(ExcludePIDs: [%d]) holders = %+v, want none", c.PID(), res.Holders)
 	}
 }
 
@@ -157,10 +157,10 @@ func TestScanOtherPaths(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := startChild(t, link)
-		c.do(t, "select count(*) from t")
+		c.Do(t, "select count(*) from t")
 		res := scan(t, procfs.Options{}, targetFor(t, path))
-		if got := holdersOf(res, c.pid()); len(got) < 3 {
-			t.Errorf("Scan: child %d via symlink holds %v, want db, wal, shm", c.pid(), got)
+		if got := holdersOf(res, c.PID()); len(got) < 3 {
+			t.Errorf("Scan: child %d via symlink holds %v, want db, wal, shm", c.PID(), got)
 		}
 		if len(res.Unlinked) != 0 {
 			t.Errorf("Scan: unlinked %+v, want none (SQLite resolves the symlink)", res.Unlinked)
@@ -176,10 +176,10 @@ func TestScanOtherPaths(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := startChild(t, other)
-		c.do(t, "select count(*) from t")
+		c.Do(t, "select count(*) from t")
 		res := scan(t, procfs.Options{}, targetFor(t, rb))
-		if _, ok := holdersOf(res, c.pid())["db fd"]; !ok {
-			t.Errorf("Scan: child %d holding %s not found by inode; holders: %+v", c.pid(), other, res.Holders)
+		if _, ok := holdersOf(res, c.PID())["db fd"]; !ok {
+			t.Errorf("Scan: child %d holding %s not found by inode; holders: %+v", c.PID(), other, res.Holders)
 		}
 	})
 
@@ -195,16 +195,16 @@ func TestScanOtherPaths(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := startChild(t, other)
-		c.do(t, "select count(*) from t")
+		c.Do(t, "select count(*) from t")
 		res := scan(t, procfs.Options{}, targetFor(t, wal))
 		files := map[string]bool{}
 		for _, u := range res.Unlinked {
-			if u.PID == c.pid() && strings.HasPrefix(u.Link, other) {
+			if u.PID == c.PID() && strings.HasPrefix(u.Link, other) {
 				files[u.File] = true
 			}
 		}
 		if !files["wal"] || !files["shm"] {
-			t.Errorf("Scan: unlinked = %+v, want child %d's wal and shm under %s", res.Unlinked, c.pid(), other)
+			t.Errorf("Scan: unlinked = %+v, want child %d's wal and shm under %s", res.Unlinked, c.PID(), other)
 		}
 	})
 
@@ -229,12 +229,12 @@ func TestScanOtherPaths(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(mnt, "x.db")); err == nil {
 			t.Fatalf("bind mount leaked into the test's namespace")
 		}
-		c.do(t, "select count(*) from t")
+		c.Do(t, "select count(*) from t")
 		res := scan(t, procfs.Options{}, targetFor(t, path))
-		got := holdersOf(res, c.pid())
+		got := holdersOf(res, c.PID())
 		if len(got) < 3 {
 			t.Errorf("Scan: child %d in another mount namespace holds %v, want db, wal, shm; holders: %+v",
-				c.pid(), got, res.Holders)
+				c.PID(), got, res.Holders)
 		}
 		if len(res.Unlinked) != 0 {
 			t.Errorf("Scan: unlinked %+v, want none", res.Unlinked)
@@ -247,8 +247,8 @@ func TestScanReplacedSidecar(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	testdb.Make(t, path, "wal", 3)
 	c := startChild(t, path)
-	c.do(t, "pragma wal_autocheckpoint=0")
-	c.do(t, "insert into t(v) values ('in the wal')")
+	c.Do(t, "pragma wal_autocheckpoint=0")
+	c.Do(t, "insert into t(v) values ('in the wal')")
 	// Rename a new file over the -wal the child holds open.
 	tmp := path + "-wal.new"
 	if err := os.WriteFile(tmp, nil, 0o644); err != nil {
@@ -261,7 +261,7 @@ func TestScanReplacedSidecar(t *testing.T) {
 	res := scan(t, procfs.Options{}, tg)
 	var found bool
 	for _, u := range res.Unlinked {
-		if u.PID == c.pid() && u.File == "wal" && u.Target == tg.Path && strings.HasPrefix(u.How, "fd ") {
+		if u.PID == c.PID() && u.File == "wal" && u.Target == tg.Path && strings.HasPrefix(u.How, "fd ") {
 			found = true
 			if u.Link != path+"-wal (deleted)" || u.Comm != comm() {
 				t.Errorf("Scan: unlinked %+v, want link %q, comm %q", u, path+"-wal (deleted)", comm())
@@ -272,14 +272,14 @@ func TestScanReplacedSidecar(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("Scan: unlinked = %+v, want child %d's replaced wal", res.Unlinked, c.pid())
+		t.Errorf("Scan: unlinked = %+v, want child %d's replaced wal", res.Unlinked, c.PID())
 	}
-	if _, ok := holdersOf(res, c.pid())["wal fd"]; ok {
-		t.Errorf("Scan: child %d reported as holding the new wal", c.pid())
+	if _, ok := holdersOf(res, c.PID())["wal fd"]; ok {
+		t.Errorf("Scan: child %d reported as holding the new wal", c.PID())
 	}
 	// The child must not checkpoint into the database from a WAL we
 	// replaced under it: kill it rather than closing cleanly.
-	c.cmd.Process.Kill()
+	c.Cmd.Process.Kill()
 }
 
 // TestScanChurn scans repeatedly for 3 s while hundreds of short-lived
@@ -349,7 +349,7 @@ func TestScanDenied(t *testing.T) {
 	path := filepath.Join(dir, "x.db")
 	testdb.Make(t, path, "wal", 1)
 	c := startChild(t, path)
-	c.do(t, "select count(*) from t")
+	c.Do(t, "select count(*) from t")
 	// The test binary may sit in a directory only root can enter.
 	bin := filepath.Join(dir, "procfs.test")
 	data, err := os.ReadFile(os.Args[0])
@@ -371,9 +371,9 @@ func TestScanDenied(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("scan helper output %q: %v", out, err)
 	}
-	if res.Sure || res.Denied == 0 || len(holdersOf(res, c.pid())) != 0 {
+	if res.Sure || res.Denied == 0 || len(holdersOf(res, c.PID())) != 0 {
 		t.Errorf("Scan as uid 65534 = sure %v, denied %d, holders %+v; want unsure, denied > 0, child %d unseen",
-			res.Sure, res.Denied, res.Holders, c.pid())
+			res.Sure, res.Denied, res.Holders, c.PID())
 	}
 }
 
