@@ -162,7 +162,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	r.Verdict = verdictOf(r.Worst())
 	r.FSClass = worstClass(r.DataDirs)
 	r.JournalMode = "wal"
-	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown {
+	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown || anySingleFileMount(r.DataDirs) {
 		r.JournalMode = "delete"
 	}
 	return r, nil
@@ -367,4 +367,17 @@ func worstClass(dirs []DataDir) mounts.Class {
 		}
 	}
 	return worst
+}
+
+// anySingleFileMount reports a database that is a mount of its own: its
+// -wal would be created on another filesystem than the file.
+func anySingleFileMount(dirs []DataDir) bool {
+	for _, d := range dirs {
+		for _, db := range d.Databases {
+			if db.SingleFileMount {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -98,9 +98,9 @@ func checkHealth(ctx context.Context, r *Report, opts HealthOptions) {
 		}
 		// A private copy when opening the live files could write: across a
 		// share (the wal-index would be rebuilt from this side), and for a
-		// WAL database nobody has open (the open would create -wal and
-		// -shm in the data directory).
-		idleWAL := s.db.JournalMode == sqlitefile.JournalWAL && (!s.db.WAL.Exists || !s.db.SHM.Exists)
+		// WAL database no process was seen to have open (the open would
+		// create -wal and -shm, or rebuild a wal-index left by a crash).
+		idleWAL := s.db.JournalMode == sqlitefile.JournalWAL && (!s.db.WAL.Exists || !s.db.SHM.Exists || len(s.db.Writers) == 0)
 		in := health.CheckIntegrity(ctx, s.db.Path, health.Options{
 			Full:        opts.Full,
 			BusyTimeout: opts.BusyTimeout,
@@ -207,6 +207,9 @@ var healthRules = []rule{
 			return fmt.Sprintf("%s: %s", filepath.Base(s.db.Path), nonEmpty(h.Integrity.Err, "integrity not checked")), "", true
 		},
 		remedy: func(s subject) []string {
+			if h := s.db.Health; h != nil && h.Journal != nil && h.Journal.Hot {
+				return []string{"See hot-journal: let the next writer roll the journal back, then check again."}
+			}
 			return []string{"Run the check again when the other process has finished its transaction, or raise --busy-timeout."}
 		},
 	},

@@ -118,7 +118,7 @@ func classRisk(c mounts.Class) int {
 func walUnsafeRemedy(s subject) []string {
 	p := s.path()
 	return []string{
-		fmt.Sprintf("Stop every process that uses %s (every container and host program), then convert it offline to the rollback journal: sqlite3 %s 'PRAGMA journal_mode=DELETE;' (it must print \"delete\"), and pin the application's journal mode to DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete, and --export-env NAME for the application's own setting).", p, shellQuote(p)),
+		fmt.Sprintf("Stop every process that uses %s (every container and host program), then convert it offline to the rollback journal with preflight convert %s (it checks for writers, backs up, checkpoints and verifies; in the entrypoint: preflight run --on-unsafe convert), and pin the application's journal mode to DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete, and --export-env NAME for the application's own setting).", p, shellQuote(p)),
 		"Or move the data to a named volume or a native Linux filesystem inside the VM (compose: replace the bind mount with a named volume), where WAL is safe.",
 	}
 }
@@ -217,6 +217,9 @@ var rules = []rule{
 			if s.dir.Mount == nil || s.dir.Mount.Class != mounts.ClassEphemeral {
 				return "", "", false
 			}
+			if s.dir.dbFile && len(s.dir.Databases) == 1 && s.dir.Databases[0].SingleFileMount {
+				return "", "", false // the file is a mount of its own: single-file-bind says what is lost
+			}
 			when := "when the container is removed (docker rm, compose down, a recreate on upgrade)"
 			if s.dir.Mount.FSType == "tmpfs" || s.dir.Mount.FSType == "ramfs" {
 				when = "when the container stops or restarts"
@@ -297,12 +300,16 @@ var rules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"single-file-bind", LevelWarn, "a database file is bind-mounted on its own: its -wal, -shm and -journal are created on the directory's filesystem, not beside the file"}, onDB: true,
+		Rule: Rule{"single-file-bind", LevelWarn, "a database file is bind-mounted on its own: its -wal, -shm and -journal are created on the directory's filesystem, not beside the file (error in WAL mode)"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			if !s.db.SingleFileMount || s.dir.Mount == nil {
 				return "", "", false
 			}
-			return fmt.Sprintf("%s is a single-file mount (%s) while its directory is on %s (%s): the -wal, -shm and -journal files do not travel with the database", s.db.Path, s.db.Mount.FSType, s.dir.Mount.Mountpoint, s.dir.Mount.FSType), "", true
+			lvl, lost := Level(""), ""
+			if s.db.JournalMode == sqlitefile.JournalWAL {
+				lvl, lost = LevelError, "; in WAL mode committed transactions wait in the -wal, which stays behind"
+			}
+			return fmt.Sprintf("%s is a single-file mount (%s) while its directory is on %s (%s): the -wal, -shm and -journal files do not travel with the database%s", s.db.Path, s.db.Mount.FSType, s.dir.Mount.Mountpoint, s.dir.Mount.FSType, lost), lvl, true
 		},
 		remedy: func(s subject) []string {
 			return []string{fmt.Sprintf("Mount the directory that holds the database (for example -v APP-data:%s), not the file.", filepath.Dir(s.db.Path))}

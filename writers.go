@@ -88,7 +88,7 @@ func (w Writer) Name() string {
 func (w Writer) Stop() string {
 	switch {
 	case w.Kind == "container" && w.Container.ComposeService != "" && !w.Container.OneOff:
-		return fmt.Sprintf("docker compose -p %s stop %s", w.Container.ComposeProject, w.Container.ComposeService)
+		return w.Container.ComposeCommand() + " stop " + w.Container.ComposeService
 	case w.Kind == "container":
 		return "docker stop " + w.Container.Name
 	case w.PID > 0:
@@ -212,8 +212,10 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	}
 	wg.Wait()
 
-	r.Docker = &f.docker
-	r.Engine = f.docker.Engine
+	if f.docker.Status != docker.StatusOff && f.docker.Status != "skipped" {
+		r.Docker = &f.docker
+		r.Engine = f.docker.Engine
+	}
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		for j := range d.Databases {

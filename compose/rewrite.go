@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -444,16 +445,38 @@ func migration(a *Analysis, m *Mount, rw Rewrite, opts PlanOptions) []string {
 	}
 	pf := preflightIn(a, m.Service)
 	host := shellQuote(filepath.Clean(m.Source))
-	out := []string{fmt.Sprintf("%s stop %s", dc, m.Service)}
+	// Every service that mounts the same host directory is stopped first
+	// and started after: a writer left running would keep writing the old
+	// directory. The one-shot container has no Docker API to check that
+	// itself, so the stop is the verification (--allow-unverified); a
+	// writer it still sees is refused.
+	users := servicesUsing(a, filepath.Clean(m.Source))
+	out := []string{fmt.Sprintf("%s stop %s", dc, strings.Join(users, " "))}
 	if pf != "" {
-		out = append(out, fmt.Sprintf("%s run --rm --no-deps --user 0:0 -v %s:/from -v %s:/to --entrypoint %s %s migrate --from /from --to /to",
+		out = append(out, fmt.Sprintf("%s run --rm --no-deps --user 0:0 -v %s:/from -v %s:/to --entrypoint %s %s migrate --allow-unverified --from /from --to /to",
 			dc, host, rw.Volume, pf, m.Service))
 	} else {
 		out = append(out,
 			fmt.Sprintf("%s create %s", dc, m.Service),
-			fmt.Sprintf("docker run --rm --user 0:0 --entrypoint /preflight -v %s:/from -v %s:/to %s migrate --from /from --to /to", host, rw.VolumeName, opts.MigrateImage))
+			fmt.Sprintf("docker run --rm --user 0:0 --entrypoint /preflight -v %s:/from -v %s:/to %s migrate --allow-unverified --from /from --to /to", host, rw.VolumeName, opts.MigrateImage))
 	}
-	return append(out, fmt.Sprintf("%s up -d %s", dc, m.Service))
+	return append(out, fmt.Sprintf("%s up -d %s", dc, strings.Join(users, " ")))
+}
+
+// servicesUsing lists, in order, the services that mount host directory
+// src (bind source equal to it, inside it or containing it).
+func servicesUsing(a *Analysis, src string) []string {
+	var out []string
+	for _, m := range a.Mounts {
+		if m.Type != types.VolumeTypeBind || m.Source == "" || slices.Contains(out, m.Service) {
+			continue
+		}
+		s := filepath.Clean(m.Source)
+		if s == src || strings.HasPrefix(s, src+"/") || strings.HasPrefix(src, s+"/") {
+			out = append(out, m.Service)
+		}
+	}
+	return out
 }
 
 // preflightIn returns the path of the preflight binary the service's image

@@ -176,7 +176,8 @@ type Database struct {
 type Refusal struct {
 	// Reason is stable: writer, unlinked-sidecar, unseen-writer,
 	// unverified, litestream, wal-loss, needs-confirmation, unsafe-fs,
-	// activity.
+	// activity, reenabled (the entrypoint policy does not convert a
+	// database again that the application switched back to WAL).
 	Reason  string   `json:"reason"`
 	Message string   `json:"message"`
 	Remedy  []string `json:"remedy,omitempty"`

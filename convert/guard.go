@@ -301,11 +301,11 @@ func recipe(rep *preflight.Report, res *Result, opts Options) []string {
 	self := rep.Docker.Self
 	switch {
 	case self != nil && self.ComposeService != "" && !self.OneOff:
-		svc := self.ComposeService
+		svc, dc := self.ComposeService, self.ComposeCommand()
 		return []string{
-			"docker compose stop " + svc,
-			fmt.Sprintf("docker compose run --rm --no-deps --entrypoint %s %s %s", prog, svc, args),
-			"docker compose start " + svc,
+			dc + " stop " + svc,
+			fmt.Sprintf("%s run --rm --no-deps --entrypoint %s %s %s", dc, prog, svc, args),
+			dc + " start " + svc,
 		}
 	case self != nil:
 		return []string{

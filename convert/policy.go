@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/preflight-sqlite/preflight"
@@ -67,12 +68,28 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 			dirOf[db.Path] = stateDir(d.Path)
 		}
 	}
+	// A database converted at an earlier start and back in WAL mode is not
+	// converted again: the application turns WAL on whenever it opens it,
+	// so every start would only add a backup (wal-reenabled says so).
+	var again []Database
 	for _, f := range rep.Findings {
-		if unsafeWAL[f.ID] && !f.Ignored {
-			paths = append(paths, f.Path)
+		if !unsafeWAL[f.ID] || f.Ignored {
+			continue
 		}
+		if slices.Contains(check.Writers.Converted, filepath.Clean(f.Path)) {
+			again = append(again, Database{Path: f.Path, Before: ToWAL, Status: StatusRefused, Refusals: []Refusal{{
+				Reason:  "reenabled",
+				Message: "converted at an earlier start and in WAL mode again: the application re-enables WAL when it opens the database, so converting again would not last",
+				Remedy:  []string{"Pin the application's journal mode to DELETE (PREFLIGHT_JOURNAL_MODE, --export-env), or move the data to a named volume."},
+			}}})
+			continue
+		}
+		paths = append(paths, f.Path)
 	}
 	if len(paths) == 0 {
+		if len(again) > 0 {
+			return &Result{Schema: Schema, Databases: again}, nil, nil
+		}
 		return nil, nil, nil
 	}
 	check.Writers.Starting = false
@@ -80,6 +97,7 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 	if err != nil {
 		return res, nil, err
 	}
+	res.Databases = append(again, res.Databases...)
 	records := map[string][]Conversion{}
 	var order []string
 	for _, d := range res.Databases {

@@ -153,20 +153,30 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 			recipe = append(recipe, l)
 		}
 	}
+	// The project and its files come from the container's compose labels,
+	// so the recipe reaches this project from any directory.
+	dc := "docker compose -p " + project + " -f " + cf
 	want := []string{
-		"docker compose stop app",
-		"docker compose run --rm --no-deps --entrypoint /preflight app convert /data/app.db",
-		"docker compose start app",
+		dc + " stop app",
+		dc + " run --rm --no-deps --entrypoint /preflight app convert /data/app.db",
+		dc + " start app",
 	}
 	if strings.Join(recipe, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("recipe = %q, want %q\n%s", recipe, want, r)
 	}
 	wantSameFiles(t, path, before)
 
-	// The recipe, as printed (with this test's -p and -f).
+	// The recipe, exactly as printed, from another directory.
 	for i, l := range recipe {
-		args := strings.Fields(strings.TrimPrefix(l, "docker compose "))
-		r := compose(args...)
+		cmd := exec.Command("sh", "-c", l)
+		cmd.Dir = t.TempDir()
+		out, err := cmd.CombinedOutput()
+		r := result{stdout: string(out)}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
 		wantCode(t, r, 0)
 		if i == 1 {
 			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete (local filesystem)")

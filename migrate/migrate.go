@@ -50,6 +50,11 @@ type Options struct {
 	Docker docker.Options
 	// NoGuard skips the live-writer guard (tests of the copy alone).
 	NoGuard bool
+	// AllowUnverified copies even when a live-writer probe could not run
+	// fully (no Docker API in a one-shot container, /proc entries that
+	// could not be read): for when the caller stopped every user of the
+	// data itself. A writer that was seen is never overridden.
+	AllowUnverified bool
 }
 
 // Database is one copied database.
@@ -150,6 +155,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 				for _, u := range db.Unlinked {
 					res.Refused = append(res.Refused, fmt.Sprintf("%s: process %d holds a replaced %s", db.Path, u.PID, u.File))
 				}
+			}
+		}
+		if len(res.Refused) == 0 && !opts.AllowUnverified {
+			if why := unverified(rep); why != "" {
+				res.Refused = append(res.Refused, why+"; stop every service and program that uses "+opts.From+" and run again with --allow-unverified")
 			}
 		}
 		if len(res.Refused) > 0 {
@@ -470,4 +480,29 @@ func verify(ctx context.Context, res *Result, from, to string) error {
 		return fmt.Errorf("%w: %s", ErrVerify, strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// unverified says which live-writer probes could not vouch for the
+// source's databases: an idle connection to a rollback-mode database holds
+// no lock, so only the process scan and the Docker API can see it.
+func unverified(rep *preflight.Report) string {
+	var why []string
+	seen := map[string]bool{}
+	for _, d := range rep.DataDirs {
+		for _, db := range d.Databases {
+			p := db.WriterProbes
+			if p.Processes != "" && p.Processes != "ran" && !seen["processes"] {
+				seen["processes"] = true
+				why = append(why, "processes: "+p.Processes)
+			}
+			if p.Docker != "" && p.Docker != docker.StatusRan && p.Docker != docker.StatusNoDaemon && !seen["docker"] {
+				seen["docker"] = true
+				why = append(why, "containers: Docker "+p.Docker)
+			}
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "writers could not be ruled out (" + strings.Join(why, ", ") + ")"
 }

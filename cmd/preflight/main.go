@@ -25,7 +25,7 @@ var version = ""
 // Globals are flags shared by every command.
 type Globals struct {
 	Mountinfo string           `name:"mountinfo" env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify paths against a mount table saved on another machine (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. The paths are that machine's: nothing on this machine is read."`
-	Version   kong.VersionFlag `help:"Print the version and exit."`
+	Version   kong.VersionFlag `env:"-" help:"Print the version and exit."`
 
 	stdout io.Writer
 	stderr io.Writer
@@ -100,6 +100,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			}
 		}),
 		kong.UsageOnError(),
+		// Every flag without its own env tag is also PREFLIGHT_<NAME>:
+		// images configure their entrypoints through ENV.
+		kong.DefaultEnvars("PREFLIGHT"),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {

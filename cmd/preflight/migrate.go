@@ -13,11 +13,12 @@ import (
 
 // MigrateCmd is `preflight migrate`.
 type MigrateCmd struct {
-	From          string        `name:"from" required:"" placeholder:"DIR" help:"Data directory to copy (the old bind mount)."`
-	To            string        `name:"to" required:"" placeholder:"DIR" help:"Empty destination directory (the new named volume)."`
-	Format        string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight-migrate/v1)."`
-	Docker        string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Also look for other containers using the data through the Docker Engine API: auto or off."`
-	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+	From            string        `name:"from" required:"" placeholder:"DIR" help:"Data directory to copy (the old bind mount)."`
+	To              string        `name:"to" required:"" placeholder:"DIR" help:"Empty destination directory (the new named volume)."`
+	Format          string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight-migrate/v1)."`
+	Docker          string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Also look for other containers using the data through the Docker Engine API: auto or off."`
+	DockerTimeout   time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+	AllowUnverified bool          `name:"allow-unverified" help:"Copy even when a live-writer probe could not run (no Docker API in a one-shot container): you stopped every user of the data yourself. A writer that was seen is never overridden."`
 }
 
 // Run copies and verifies. Exit codes: 0 copied and verified, 3 refused (a
@@ -25,7 +26,7 @@ type MigrateCmd struct {
 // verify, 1 the copy failed, 2 bad usage.
 func (c *MigrateCmd) Run(g *Globals) error {
 	res, err := migrate.Run(context.Background(), migrate.Options{From: c.From, To: c.To,
-		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout}})
+		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout}, AllowUnverified: c.AllowUnverified})
 	if c.Format == "json" {
 		res.Guard = nil
 		if werr := writeJSON(g, res); werr != nil {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -123,6 +124,12 @@ func logLine(w io.Writer, format string, lvl preflight.Level, id, path, msg stri
 		fmt.Fprintf(w, "%s\n", b)
 		return
 	}
+	// One finding, one line: control characters in paths and command
+	// lines (a newline in a file name) are escaped.
+	msg, path = oneLine(msg), oneLine(path)
+	for i := range remedy {
+		remedy[i] = oneLine(remedy[i])
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "preflight: %s: %s: ", lvl, id)
 	if path != "" {
@@ -156,4 +163,13 @@ func summary(d preflight.DataDir) string {
 		dbs = "databases: " + strings.Join(parts, ", ")
 	}
 	return fs + ", " + dbs
+}
+
+// oneLine escapes control characters so that s prints on one line.
+func oneLine(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

@@ -152,6 +152,12 @@ type Container struct {
 	// com.docker.compose.project and com.docker.compose.service.
 	ComposeProject string `json:"compose_project,omitempty"`
 	ComposeService string `json:"compose_service,omitempty"`
+	// ComposeFiles and ComposeDir are the labels
+	// com.docker.compose.project.config_files (comma-separated, paths on
+	// the engine host) and com.docker.compose.project.working_dir: what a
+	// `docker compose` command for this project needs.
+	ComposeFiles []string `json:"compose_files,omitempty"`
+	ComposeDir   string   `json:"compose_dir,omitempty"`
 	// OneOff is true for label com.docker.compose.oneoff=True: a
 	// `docker compose run` container, a transient writer.
 	OneOff bool       `json:"oneoff,omitempty"`
@@ -244,4 +250,6 @@ const (
 	labelProject = "com.docker.compose.project"
 	labelService = "com.docker.compose.service"
 	labelOneOff  = "com.docker.compose.oneoff"
+	labelFiles   = "com.docker.compose.project.config_files"
+	labelDir     = "com.docker.compose.project.working_dir"
 )

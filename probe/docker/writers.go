@@ -117,6 +117,32 @@ func (c *Container) setLabels(l map[string]string) {
 	c.ComposeProject = l[labelProject]
 	c.ComposeService = l[labelService]
 	c.OneOff = strings.EqualFold(l[labelOneOff], "true")
+	c.ComposeDir = l[labelDir]
+	if f := l[labelFiles]; f != "" {
+		c.ComposeFiles = strings.Split(f, ",")
+	}
+}
+
+// ComposeCommand is the start of a `docker compose` command line that
+// reaches c's project from anywhere on the engine host: -p with the
+// project name, and -f for each of its files (so services resolve as when
+// it was started, overrides included).
+func (c *Container) ComposeCommand() string {
+	s := "docker compose -p " + shellWord(c.ComposeProject)
+	for _, f := range c.ComposeFiles {
+		s += " -f " + shellWord(f)
+	}
+	return s
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	for _, c := range s {
+		if !(c == '/' || c == '.' || c == '-' || c == '_' || c == ':' || c == '=' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }
 
 // sourceOf finds the mount of our container holding data path p (absolute,
