@@ -254,10 +254,16 @@ func TestConvertEntrypointPolicy(t *testing.T) {
 	wantContains(t, "stderr", r.stderr, "preflight: error: wal-reenabled: /data/app.db: app.db was converted to journal_mode=DELETE at an earlier start and is in WAL mode again")
 	wantContains(t, "stderr", r.stderr, "PREFLIGHT_JOURNAL_MODE")
 	wantContains(t, "stderr", r.stderr, "--export-env")
-	wantContains(t, "stderr", r.stderr, "preflight: info: converted: /data/app.db")
+	// Not converted again: the application would only switch it back, and
+	// every conversion keeps a backup.
+	wantContains(t, "stderr", r.stderr, "preflight: warn: convert-refused: /data/app.db: not converted: converted at an earlier start and in WAL mode again")
+	wantNotContains(t, "stderr", r.stderr, "preflight: info: converted:")
 
 	// --on-unsafe-fallback fail: a writer behind the share refuses the
-	// conversion and the start.
+	// conversion and the start (with no history in the state file).
+	if err := os.Remove(filepath.Join(backing, ".preflight-state.json")); err != nil {
+		t.Fatal(err)
+	}
 	r = start("DEMO_JOURNAL_MODE=wal")
 	cmd, _ := startHostProcess(t, []string{"DATA_DIR=" + backing, "DEMO_INTERVAL=50ms"}, nil, filepath.Join(binDir, "demoapp"))
 	_ = cmd
