@@ -244,11 +244,24 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, seen 
 			}
 			seen[key] = true
 		}
+		link := ""
+		if fi, err := os.Lstat(db.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// SQLite follows the link and keeps -wal, -shm and -journal
+			// beside the real file: every probe, the conversion and the
+			// watch must use that path, or they look at sidecars that do
+			// not exist.
+			if rp, err := mounts.ResolvePath(db.Path); err == nil {
+				if real, err := sqlitefile.Inspect(rp); err == nil || real.Err != "" {
+					real.Dev, real.Ino = db.Dev, db.Ino
+					link, db = db.Path, real
+				}
+			}
+		}
 		resolved := db.Path
 		if rp, err := mounts.ResolvePath(db.Path); err == nil {
 			resolved = rp
 		}
-		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}, resolved: resolved})
+		d.Databases = append(d.Databases, Database{Database: db, Link: link, Writers: []Writer{}, resolved: resolved})
 	}
 	return d
 }

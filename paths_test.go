@@ -188,3 +188,25 @@ func TestUnresponsiveFilesystem(t *testing.T) {
 		t.Errorf("Check of a stopped FUSE mount: findings %q, verdict %s; want fs-unresponsive, unsafe", ids(r), r.Verdict)
 	}
 }
+
+// TestSymlinkedDatabaseSidecars: a database found through a symlink is
+// reported at its real path, with the -wal SQLite keeps beside the real
+// file, so the WAL check, the watch and convert look at the right files.
+func TestSymlinkedDatabaseSidecars(t *testing.T) {
+	real := t.TempDir()
+	db := testdb.Open(t, filepath.Join(real, "real.db"), "wal", 3) // -wal and -shm exist while open
+	defer db.Close()
+	data := t.TempDir()
+	link := filepath.Join(data, "app.db")
+	if err := os.Symlink(filepath.Join(real, "real.db"), link); err != nil {
+		t.Fatal(err)
+	}
+	r := quickCheck(t, data)
+	got := r.DataDirs[0].Databases
+	if len(got) != 1 || got[0].Path != filepath.Join(real, "real.db") || got[0].Link != link {
+		t.Fatalf("Check(dir with a symlinked database) = %+v, want path %s via link %s", got, filepath.Join(real, "real.db"), link)
+	}
+	if !got[0].WAL.Exists || !got[0].SHM.Exists {
+		t.Errorf("sidecars of the symlinked database: wal %+v shm %+v, want both (beside the real file)", got[0].WAL, got[0].SHM)
+	}
+}

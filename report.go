@@ -81,6 +81,10 @@ type MountTable struct {
 // Database is a database found in a data directory.
 type Database struct {
 	sqlitefile.Database
+	// Link is the path the database was found at when that is a symlink;
+	// Path is then the real file, beside which SQLite keeps its -wal, -shm
+	// and -journal.
+	Link string `json:"link,omitempty"`
 	// Mount is set only when the database file sits on another mount than
 	// its directory (a single-file bind mount): its -wal and -shm are created
 	// in the directory, on the other filesystem.
