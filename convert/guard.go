@@ -66,6 +66,17 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		return fail(fmt.Errorf("%s: header bytes 18/19 name no known journal mode", db.Path), "open it with sqlite3 and run PRAGMA integrity_check; restore from a backup if it fails")
 	}
 
+	// A damaged header (a truncated file, a torn page 1) would fail the
+	// checkpoint halfway: refuse before the backup and before any open.
+	if ps, err := health.CheckHeaderFile(db.Path); err == nil {
+		for _, p := range ps {
+			if p.ID != health.ProblemReservedBytes {
+				return fail(fmt.Errorf("%s: %s (%s)", db.Path, p.Detail, p.ID),
+					fmt.Sprintf("nothing was changed; keep a copy and recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", shellQuote(db.Path), shellQuote(db.Path+".recovered")))
+			}
+		}
+	}
+
 	j, err := health.InspectJournal(db.Path)
 	if err != nil {
 		return fail(fmt.Errorf("inspect %s-journal: %w", db.Path, err))

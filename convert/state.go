@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -52,17 +53,33 @@ func ParseState(r io.Reader) (State, error) {
 	return s, nil
 }
 
-// ReadState reads dir's state file; a missing file is an empty State.
+// maxStateBytes bounds the state file read, in bytes.
+const maxStateBytes = 1 << 20
+
+// ReadState reads dir's state file; a missing file is an empty State. Only
+// a regular file (not a symlink, FIFO or device: a FIFO would block the
+// entrypoint forever) of at most 1 MiB is read.
 func ReadState(dir string) (State, error) {
-	f, err := os.Open(filepath.Join(dir, StateFile))
+	path := filepath.Join(dir, StateFile)
+	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{Schema: StateSchema}, nil
 	}
 	if err != nil {
 		return State{Schema: StateSchema}, err
 	}
+	if !fi.Mode().IsRegular() {
+		return State{Schema: StateSchema}, fmt.Errorf("%s: not a regular file (%s): ignored", path, fi.Mode().Type())
+	}
+	if fi.Size() > maxStateBytes {
+		return State{Schema: StateSchema}, fmt.Errorf("%s: %d bytes, more than %d: ignored", path, fi.Size(), maxStateBytes)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return State{Schema: StateSchema}, err
+	}
 	defer f.Close()
-	return ParseState(f)
+	return ParseState(io.LimitReader(f, maxStateBytes))
 }
 
 // ConvertedToDelete returns the databases whose latest recorded conversion
