@@ -106,7 +106,7 @@ type Result struct {
 // nothing was copied because the guard refused, ErrVerify when the copy
 // differs; a partial copy is left in To for inspection (From is never
 // changed).
-func Run(ctx context.Context, opts Options) (*Result, error) {
+func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	res := &Result{Schema: Schema, From: opts.From, To: opts.To, Databases: []Database{}, Files: []File{}}
 	from, err := filepath.Abs(opts.From)
 	if err != nil {
@@ -167,6 +167,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 
+	// From here on the copy writes into To, which was empty: a copy that
+	// fails is removed, so a second run does not meet a half-filled To.
+	defer func() {
+		if err != nil && !errors.Is(err, ErrVerify) {
+			emptyDir(to)
+		}
+	}()
+
 	type dirTimes struct {
 		path string
 		fi   fs.FileInfo
@@ -182,6 +190,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		rel, _ := filepath.Rel(from, p)
 		dst := filepath.Join(to, rel)
 		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) && sidecarOf(p, dbs) {
+			return nil // gone since the directory was listed; its content is in the database copy
+		}
 		if err != nil {
 			return err
 		}
@@ -284,15 +295,18 @@ func sidecarOf(p string, dbs map[string]bool) bool {
 	return false
 }
 
-// dsn opens path read-write without creating it (a WAL database needs its
-// -shm), with a busy timeout.
-func dsn(path string) string {
+// dsn opens path without creating it, in mode "ro" or "rw", with a busy
+// timeout.
+func dsn(path, mode string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + esc + "?mode=rw&_pragma=busy_timeout(5000)"
+	return "file:" + esc + "?mode=" + mode + "&_pragma=busy_timeout(5000)"
 }
 
-func open(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
-	db, err := sql.Open("sqlite", dsn(path))
+// open opens path on one connection. The source is opened read-only: a
+// read-write connection that is the last to close checkpoints the WAL and
+// deletes -wal and -shm, which changes the source under the copy.
+func open(ctx context.Context, path, mode string) (*sql.DB, *sql.Conn, error) {
+	db, err := sql.Open("sqlite", dsn(path, mode))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -309,7 +323,7 @@ func open(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
 // gives it src's journal mode.
 func copyDatabase(ctx context.Context, src, dst string) (Database, error) {
 	out := Database{}
-	db, c, err := open(ctx, src)
+	db, c, err := open(ctx, src, "ro")
 	if err != nil {
 		return out, err
 	}
@@ -339,7 +353,7 @@ func copyDatabase(ctx context.Context, src, dst string) (Database, error) {
 		return out, fmt.Errorf("%s changed while it was copied: a writer the guard did not see is using it", src)
 	}
 	if out.JournalMode == "wal" {
-		ddb, dc, err := open(ctx, dst)
+		ddb, dc, err := open(ctx, dst, "rw")
 		if err != nil {
 			return out, err
 		}
@@ -427,7 +441,7 @@ func verify(ctx context.Context, res *Result, from, to string) error {
 	var bad []string
 	for i := range res.Databases {
 		d := &res.Databases[i]
-		db, c, err := open(ctx, filepath.Join(to, d.Path))
+		db, c, err := open(ctx, filepath.Join(to, d.Path), "ro")
 		if err != nil {
 			return err
 		}
@@ -505,4 +519,15 @@ func unverified(rep *preflight.Report) string {
 		return ""
 	}
 	return "writers could not be ruled out (" + strings.Join(why, ", ") + ")"
+}
+
+// emptyDir removes everything inside dir, keeping dir itself.
+func emptyDir(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
 }
