@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func TestRunCopiesAndVerifies(t *testing.T) {
 		}
 	}
 	to := filepath.Join(t.TempDir(), "volume")
-	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: to, Docker: docker.Options{Mode: docker.ModeOff}})
+	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: to, Docker: docker.Options{Mode: docker.ModeOff}, AllowUnverified: true})
 	if err != nil {
 		t.Fatalf("Run: %v (%+v)", err, res)
 	}
@@ -112,8 +113,20 @@ func TestRunRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	_, err = migrate.Run(context.Background(), migrate.Options{From: from, To: filepath.Join(t.TempDir(), "v"), Docker: docker.Options{Mode: docker.ModeOff}})
-	if !errors.Is(err, migrate.ErrRefused) {
-		t.Errorf("Run with the database open in sqlite3 = %v, want ErrRefused", err)
+	// No flag overrides a writer that was seen.
+	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: filepath.Join(t.TempDir(), "v"), Docker: docker.Options{Mode: docker.ModeOff}, AllowUnverified: true})
+	if !errors.Is(err, migrate.ErrRefused) || !strings.Contains(strings.Join(res.Refused, " "), "is open by process") {
+		t.Errorf("Run with the database open in sqlite3 = %v (%q), want ErrRefused naming the process", err, res.Refused)
+	}
+}
+
+// TestRunRefusesUnverified: with the Docker probe off, other containers
+// cannot be ruled out, so the copy needs --allow-unverified.
+func TestRunRefusesUnverified(t *testing.T) {
+	from := t.TempDir()
+	testdb.Make(t, filepath.Join(from, "app.db"), "delete", 3)
+	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: filepath.Join(t.TempDir(), "v"), Docker: docker.Options{Mode: docker.ModeOff}})
+	if !errors.Is(err, migrate.ErrRefused) || !strings.Contains(strings.Join(res.Refused, " "), "could not be ruled out") {
+		t.Errorf("Run with Docker off = %v (%q), want ErrRefused: writers could not be ruled out", err, res.Refused)
 	}
 }
