@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/preflight-sqlite/preflight/compose"
@@ -120,11 +121,25 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 				continue
 			}
 			if (f.ID == "bind-on-desktop" || f.ID == "bind-on-unsafe-fs") && m.Type == "bind" {
-				if len(risky[i]) == 0 {
-					which = append(which, i)
-				}
 				risky[i] = append(risky[i], f.ID)
 			}
+		}
+	}
+	// A possible data directory (a well-known target, no SQLite seen) is
+	// reported but not rewritten, unless a surer one shares its host
+	// directory (then all of them move, or the services would split): a
+	// guess moved into a volume could hide a directory of other files.
+	sure := map[string]bool{}
+	for i := range a.Mounts {
+		if len(risky[i]) > 0 && a.Mounts[i].Confidence != compose.Possible {
+			sure[filepath.Clean(a.Mounts[i].Source)] = true
+		}
+	}
+	for i := range a.Mounts {
+		if len(risky[i]) > 0 && (a.Mounts[i].Confidence != compose.Possible || sure[filepath.Clean(a.Mounts[i].Source)]) {
+			which = append(which, i)
+		} else {
+			delete(risky, i)
 		}
 	}
 	edits, err := a.Plan(which, risky, opts.Plan)

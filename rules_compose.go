@@ -204,14 +204,18 @@ func appendDocs(m *compose.Mount, out []string) []string {
 
 func composeBindRemedy(s subject) []string {
 	m := s.cm
-	name := m.Service + "-data"
+	name, planned := m.Service+"-data", false
 	for _, rw := range s.r.Compose.Rewrites {
 		if rw.Service == m.Service && rw.Target == m.Target {
-			name = rw.Volume
+			name, planned = rw.Volume, true
 		}
 	}
+	how := "preflight compose --diff shows the edit, --write makes it"
+	if !planned {
+		how = fmt.Sprintf("preflight compose writes it once the mount is declared a data directory: label io.preflight.data-dir: %s, or --data-dir %s", m.Target, m.Key())
+	}
 	out := []string{
-		fmt.Sprintf("Use a named volume, which lives on the engine's own disk: replace the source of %s with %s and declare it under the top-level volumes: (preflight compose --diff shows the edit, --write makes it), then copy the data once with preflight migrate (the commands are printed with the rewrite).", m.Key(), name),
+		fmt.Sprintf("Use a named volume, which lives on the engine's own disk: replace the source of %s with %s and declare it under the top-level volumes: (%s), then copy the data once with preflight migrate (the commands are printed with the rewrite).", m.Key(), name, how),
 		"Or keep the bind and use journal_mode=DELETE with a single writer (preflight run exports PREFLIGHT_JOURNAL_MODE=delete).",
 	}
 	return appendDocs(m, out)

@@ -55,6 +55,9 @@ type FileEdit struct {
 	File   string `json:"file"`
 	Before []byte `json:"-"`
 	After  []byte `json:"-"`
+	// Backup is where the original was saved by a write (FILE.bak, or
+	// FILE.bak.N when that existed); empty before.
+	Backup string `json:"backup,omitempty"`
 }
 
 // Changed reports whether the edit changes the file.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,16 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		if err := renderCompose(g.stdout, r, c.Format, true); err != nil {
 			return err
 		}
+		var notEdited []string
+		for _, rw := range a.Rewrites {
+			if rw.Refused != "" {
+				notEdited = append(notEdited, fmt.Sprintf("%s %s", rw.Service, rw.Target))
+			}
+		}
+		if len(notEdited) > 0 {
+			return &exitError{code: exitInternal, err: fmt.Errorf("compose --write: %d risky mounts were not edited (%s)", len(notEdited), strings.Join(notEdited, ", ")),
+				hints: []string{"edit them by hand as suggested above"}}
+		}
 	case c.Diff:
 		d, err := compose.UnifiedDiff(res.Edits, a.WorkingDir)
 		if err != nil {
@@ -152,42 +163,70 @@ func writeEdits(g *Globals, edits []compose.FileEdit, verify func() error) error
 	restore := func() {
 		for _, e := range done {
 			mode := os.FileMode(0o644)
-			if fi, err := os.Stat(e.File + ".bak"); err == nil {
+			if fi, err := os.Stat(e.Backup); err == nil {
 				mode = fi.Mode().Perm()
 			}
-			if err := os.WriteFile(e.File, e.Before, mode); err != nil {
-				fmt.Fprintf(g.stderr, "preflight: error: restore %s: %v (the original is %s.bak)\n", e.File, err, e.File)
+			path, err := filepath.EvalSymlinks(e.File)
+			if err == nil {
+				err = os.WriteFile(path, e.Before, mode)
+			}
+			if err != nil {
+				fmt.Fprintf(g.stderr, "preflight: error: restore %s: %v (the original is %s)\n", e.File, err, e.Backup)
 			}
 		}
 	}
-	for _, e := range edits {
-		if err := writeWithBackup(e); err != nil {
+	for i := range edits {
+		if err := writeWithBackup(&edits[i]); err != nil {
 			restore()
 			return err
 		}
-		done = append(done, e)
+		done = append(done, edits[i])
 	}
 	if err := verify(); err != nil {
 		restore()
 		return fmt.Errorf("the rewritten project does not check out, files restored: %w", err)
 	}
 	for _, e := range edits {
-		fmt.Fprintf(g.stderr, "preflight: wrote %s (the original is %s.bak)\n", e.File, e.File)
+		fmt.Fprintf(g.stderr, "preflight: wrote %s (the original is %s)\n", e.File, e.Backup)
 	}
 	return nil
 }
 
-// writeWithBackup saves FILE as FILE.bak, then replaces FILE with the
-// edited bytes through a temporary file and a rename, keeping its mode.
-func writeWithBackup(e compose.FileEdit) error {
-	fi, err := os.Stat(e.File)
+// writeWithBackup saves FILE as FILE.bak (FILE.bak.1, ... when that
+// exists: an earlier backup is never overwritten), then replaces FILE with
+// the edited bytes through a temporary file and a rename, keeping its
+// mode. A symlinked FILE is resolved, so the file it points to is edited
+// and the link stays; a read-only FILE is refused.
+func writeWithBackup(e *compose.FileEdit) error {
+	path, err := filepath.EvalSymlinks(e.File)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", e.File, err)
 	}
-	if err := os.WriteFile(e.File+".bak", e.Before, fi.Mode().Perm()); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", e.File, err)
+	}
+	if fi.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("write %s: the file is read-only (mode %s); not edited", e.File, fi.Mode().Perm())
+	}
+	bak := path + ".bak"
+	f, err := os.OpenFile(bak, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	for n := 1; errors.Is(err, fs.ErrExist) && n < 1000; n++ {
+		bak = fmt.Sprintf("%s.bak.%d", path, n)
+		f, err = os.OpenFile(bak, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	}
+	if err != nil {
 		return fmt.Errorf("back up %s: %w", e.File, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(e.File), "."+filepath.Base(e.File)+".preflight-*")
+	if _, err := f.Write(e.Before); err != nil {
+		f.Close()
+		return fmt.Errorf("back up %s: %w", e.File, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("back up %s: %w", e.File, err)
+	}
+	e.Backup = bak
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".preflight-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", e.File, err)
 	}
@@ -203,7 +242,7 @@ func writeWithBackup(e compose.FileEdit) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", e.File, err)
 	}
-	if err := os.Rename(tmp.Name(), e.File); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", e.File, err)
 	}
 	return nil
