@@ -59,7 +59,7 @@ func checkHealth(ctx context.Context, r *Report, opts HealthOptions) {
 		for j := range d.Databases {
 			db := &d.Databases[j]
 			if db.Header != nil {
-				db.HeaderProblems = health.HeaderProblems(*db.Header, db.SizeBytes)
+				db.HeaderProblems = walAware(db, health.HeaderProblems(*db.Header, db.SizeBytes))
 			}
 			if !db.New && !db.NotSQLite && db.Err == "" {
 				dbs = append(dbs, subject{r: r, dir: d, db: db})
@@ -76,7 +76,7 @@ func checkHealth(ctx context.Context, r *Report, opts HealthOptions) {
 		if ps, err := health.CheckHeaderFile(s.db.Path); err != nil {
 			h.Errors = append(h.Errors, err.Error())
 		} else {
-			h.HeaderProblems = ps
+			h.HeaderProblems = walAware(s.db, ps)
 		}
 		j, err := health.InspectJournal(s.db.Path)
 		if err != nil {
@@ -309,4 +309,20 @@ func integrityRule(id, kind string, lvl Level, doc string) rule {
 			return append(out, "Stop every other user of the database before repairing, and keep a copy first.")
 		},
 	}
+}
+
+// walAware drops db-truncated when the -wal holds frames: a file shorter
+// than its header says is then an interrupted checkpoint (the missing pages
+// are in the WAL, and the next checkpoint writes them), not damage.
+func walAware(db *Database, ps []health.Problem) []health.Problem {
+	if !db.WAL.Exists || db.WAL.SizeBytes == 0 {
+		return ps
+	}
+	var out []health.Problem
+	for _, p := range ps {
+		if p.ID != health.ProblemTruncated {
+			out = append(out, p)
+		}
+	}
+	return out
 }

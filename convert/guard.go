@@ -70,6 +70,12 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	// checkpoint halfway: refuse before the backup and before any open.
 	if ps, err := health.CheckHeaderFile(db.Path); err == nil {
 		for _, p := range ps {
+			// With frames in the -wal, a file shorter than its header says is
+			// an interrupted checkpoint, not damage: the pages are in the WAL
+			// and the checkpoint redoes them.
+			if p.ID == health.ProblemTruncated && db.WAL.Exists && db.WAL.SizeBytes > 0 {
+				continue
+			}
 			if p.ID != health.ProblemReservedBytes {
 				return fail(fmt.Errorf("%s: %s (%s)", db.Path, p.Detail, p.ID),
 					fmt.Sprintf("nothing was changed; keep a copy and recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", shellQuote(db.Path), shellQuote(db.Path+".recovered")))
