@@ -95,7 +95,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	// Phase 1: everything that reads this machine's files, path by path,
 	// each guarded by the responsiveness check.
 	seen := map[[2]uint64]bool{}
-	var lookups []string
+	var holding, under []string
 	for i, p := range opts.Paths {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -110,7 +110,8 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		default:
 			d = discoverPath(ctx, p, saved, opts, seen)
 		}
-		lookups = append(lookups, d.lookups()...)
+		h, u := d.lookups()
+		holding, under = append(holding, h...), append(under, u...)
 		r.DataDirs = append(r.DataDirs, d)
 	}
 
@@ -120,7 +121,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: saved}
 	if table == nil {
 		r.MountTable.Source = "/proc/self/mountinfo"
-		t, err := mounts.ReadSelfFor(lookups)
+		t, err := mounts.ReadSelfFor(holding, under)
 		if err != nil {
 			r.MountTable.Error = err.Error()
 		} else {
@@ -294,16 +295,19 @@ func responsive(ctx context.Context, p string, timeout time.Duration) error {
 	}
 }
 
-// lookups are the paths whose mounts classify may look up.
-func (d *DataDir) lookups() []string {
+// lookups are the paths whose mounts classify may look up: under (the
+// data directory: mounts inside it matter too) and holding (its parent,
+// each database and the directory of each, which may lie elsewhere through
+// a symlink).
+func (d *DataDir) lookups() (holding, under []string) {
 	if d.saved && !d.Inspected {
-		return nil
+		return nil, nil
 	}
-	out := []string{d.Resolved, filepath.Dir(d.Resolved)}
+	holding = []string{filepath.Dir(d.Resolved)}
 	for _, db := range d.Databases {
-		out = append(out, db.resolved, filepath.Dir(db.resolved))
+		holding = append(holding, db.resolved, filepath.Dir(db.resolved))
 	}
-	return out
+	return holding, []string{d.Resolved}
 }
 
 // classify finds and classifies the mount of the data directory (for a

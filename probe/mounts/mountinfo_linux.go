@@ -20,19 +20,20 @@ func ReadSelf() (*Table, error) {
 }
 
 // ReadSelfFor reads /proc/self/mountinfo like [ReadSelf] but keeps only the
-// mounts that can matter for paths: "/", the mounts at or above each path,
-// and the mounts below it (single-file binds inside a data directory).
-// Paths must be absolute and clean, with symlinks resolved (see
-// [ResolvePath]). Skipping the other lines before they are parsed keeps the
-// cost of a check low on hosts with thousands of mounts.
-func ReadSelfFor(paths []string) (*Table, error) {
+// mounts that can matter: "/", the mounts at or above each path in holding
+// (the mount that holds it), and the mounts at or below each path in under
+// (also single-file binds inside a data directory). Paths must be absolute
+// and clean, with symlinks resolved (see [ResolvePath]). Skipping the other
+// lines before they are parsed keeps the cost of a check low on hosts with
+// thousands of mounts.
+func ReadSelfFor(holding, under []string) (*Table, error) {
 	f, err := os.Open(selfMountinfo)
 	if err != nil {
 		return nil, fmt.Errorf("read mount table: %w", err)
 	}
 	defer f.Close()
 	p := newParser()
-	p.keep = func(raw []byte) bool { return relevant(raw, paths) }
+	p.keep = func(raw []byte) bool { return relevant(raw, holding, under) }
 	if err := p.run(f); err != nil {
 		return nil, fmt.Errorf("read mount table %s: %w", selfMountinfo, err)
 	}

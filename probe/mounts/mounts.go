@@ -262,16 +262,22 @@ func (t *Table) Classify(p string) (Mount, error) {
 	return Classify(m), nil
 }
 
-// relevant reports whether a mount at the raw (escaped) mountpoint can hold
-// one of paths or sit below one of them. Mountpoints with escapes are always
-// kept, so nothing is lost to an unescaped comparison.
-func relevant(raw []byte, paths []string) bool {
+// relevant reports whether a mount at the raw (escaped) mountpoint holds
+// one of holding or under, or sits below one of under. Mountpoints with
+// escapes are always kept, so nothing is lost to an unescaped comparison.
+func relevant(raw []byte, holding, under []string) bool {
 	mp := string(raw)
 	if mp == "/" || strings.IndexByte(mp, '\\') >= 0 {
 		return true
 	}
-	for _, p := range paths {
-		if p == mp || strings.HasPrefix(p, mp+"/") || strings.HasPrefix(mp, p+"/") || p == "/" {
+	above := func(p string) bool { return p == mp || strings.HasPrefix(p, mp+"/") }
+	for _, p := range holding {
+		if above(p) {
+			return true
+		}
+	}
+	for _, p := range under {
+		if above(p) || p == "/" || strings.HasPrefix(mp, p+"/") {
 			return true
 		}
 	}
