@@ -29,8 +29,10 @@ const maxCmdline = 200
 // inode but can still yield Unlinked entries.
 //
 // Scan acquires nothing and changes nothing; it only reads /proc. It reads
-// each process's fd directory and maps; comm, cmdline and status only for
-// processes that hold something. Processes that exit during the scan
+// each process's fd directory; its maps only when it has a descriptor on a
+// target's filesystem (SQLite maps -shm through a descriptor it keeps open
+// while mapped, so a process with no file open there maps no target); comm,
+// cmdline and status only for processes that hold something. Processes that exit during the scan
 // (ENOENT, ESRCH) are skipped. Processes whose fd directory, a descriptor
 // or maps fails for any other reason (EACCES and EPERM in practice: a
 // non-dumpable process, no CAP_SYS_PTRACE, another user's process) are
@@ -42,8 +44,8 @@ const maxCmdline = 200
 // sidecar path before calling a held file Unlinked, but a database replaced
 // in between would not match by inode.
 //
-// Cost: one open of /proc/PID, its fd directory and maps per process, one
-// stat per descriptor, and a readlink only for regular files on a target's
+// Cost: one open of /proc/PID and its fd directory per process (and maps,
+// as above), one stat per descriptor, and a readlink only for regular files on a target's
 // device that did not match by inode (about 70 us of CPU per process on a
 // 2-core Linux 6.18 VM; see BenchmarkScan).
 //
@@ -306,14 +308,24 @@ func (s *scanner) scanPID(pid int, b *buffers) procResult {
 		r.denied = true
 	}
 	var st unix.Stat_t
+	// onDevice: the process has a descriptor on a target's filesystem (or
+	// its descriptors could not all be read). Only then are its maps read:
+	// SQLite maps -shm through a descriptor it keeps open while mapped,
+	// so a process with no file open on that filesystem maps none of the
+	// targets, and reading every process's maps dominates the scan.
+	onDevice := r.denied
 	for _, fd := range fds {
 		if err := unix.Fstatat(fdDir, fd, &st, 0); err != nil {
 			if !gone(err) {
 				r.denied = true
+				onDevice = true
 			}
 			continue // closed meanwhile
 		}
 		id := FileID{Dev: st.Dev, Ino: st.Ino}
+		if s.devs[st.Dev] {
+			onDevice = true
+		}
 		if m, ok := s.byID[id]; ok {
 			r.holders = append(r.holders, Holder{
 				PID: pid, Target: s.targets[m.target].Path, File: m.file, How: "fd " + fd,
@@ -336,6 +348,9 @@ func (s *scanner) scanPID(pid int, b *buffers) procResult {
 		unix.Close(fdDir)
 	}
 
+	if !onDevice && len(r.holders) == 0 {
+		return r
+	}
 	b.maps, err = readFileAt(dirfd, "maps", b.maps)
 	switch {
 	case gone(err):
