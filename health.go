@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/probe/health"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 	"github.com/preflight-sqlite/preflight/probe/wal"
@@ -149,7 +150,7 @@ var healthRules = []rule{
 			return fmt.Sprintf("%s has a hot journal (%d bytes, %d page records): a transaction was interrupted; the next writer restores the %d pages it had changed. Read-only opens fail until then", filepath.Base(s.db.Path), h.Journal.SizeBytes, h.Journal.Records, h.Journal.Records), "", true
 		},
 		remedy: func(s subject) []string {
-			return []string{fmt.Sprintf("Keep %s-journal with the database (deleting it corrupts the database). Let the application open it, or run: sqlite3 %s 'PRAGMA quick_check;' as the owner, which rolls it back.", filepath.Base(s.db.Path), shellQuote(s.db.Path))}
+			return []string{fmt.Sprintf("Keep %s-journal with the database (deleting it corrupts the database). Let the application open it, or run: sqlite3 %s 'PRAGMA quick_check;' as the owner, which rolls it back.", filepath.Base(s.db.Path), shell.Quote(s.db.Path))}
 		},
 	},
 	{
@@ -269,7 +270,7 @@ func headerRule(id string, lvl Level, doc string) rule {
 			return "", "", false
 		},
 		remedy: func(s subject) []string {
-			return []string{fmt.Sprintf("Stop the application and keep a copy of %s and its sidecars; recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", filepath.Base(s.db.Path), shellQuote(s.db.Path), shellQuote(s.db.Path+".recovered"))}
+			return []string{fmt.Sprintf("Stop the application and keep a copy of %s and its sidecars; recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", filepath.Base(s.db.Path), shell.Quote(s.db.Path), shell.Quote(s.db.Path+".recovered"))}
 		},
 	}
 }

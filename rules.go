@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/shell"
+
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
@@ -118,7 +120,7 @@ func classRisk(c mounts.Class) int {
 func walUnsafeRemedy(s subject) []string {
 	p := s.path()
 	return []string{
-		fmt.Sprintf("Stop every process that uses %s (every container and host program), then convert it offline to the rollback journal with preflight convert %s (it checks for writers, backs up, checkpoints and verifies; in the entrypoint: preflight run --on-unsafe convert), and pin the application's journal mode to DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete, and --export-env NAME for the application's own setting).", p, shellQuote(p)),
+		fmt.Sprintf("Stop every process that uses %s (every container and host program), then convert it offline to the rollback journal with preflight convert %s (it checks for writers, backs up, checkpoints and verifies; in the entrypoint: preflight run --on-unsafe convert), and pin the application's journal mode to DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete, and --export-env NAME for the application's own setting).", p, shell.Quote(p)),
 		"Or move the data to a named volume or a native Linux filesystem inside the VM (compose: replace the bind mount with a named volume), where WAL is safe.",
 	}
 }
@@ -177,7 +179,7 @@ var rules = []rule{
 			return s.dir.Unresponsive + "; nothing else was checked there, and the application would hang on it too", "", true
 		},
 		remedy: func(s subject) []string {
-			return []string{"Find what serves this path (preflight mounts " + shellQuote(s.dir.Path) + ") and restart it: the FUSE daemon, the NFS server, Docker Desktop's file sharing."}
+			return []string{"Find what serves this path (preflight mounts " + shell.Quote(s.dir.Path) + ") and restart it: the FUSE daemon, the NFS server, Docker Desktop's file sharing."}
 		},
 	},
 	{
@@ -606,14 +608,4 @@ func appendMatch(out []Finding, r rule, s subject) []Finding {
 		lvl = r.Level
 	}
 	return append(out, Finding{ID: r.ID, Level: lvl, Path: s.path(), Message: msg, Remedy: r.remedy(s)})
-}
-
-// shellQuote quotes p for a POSIX shell when it needs it.
-func shellQuote(p string) string {
-	for _, c := range p {
-		if !(c == '/' || c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-		}
-	}
-	return p
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/internal/shell"
+
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/pmezard/go-difflib/difflib"
 	"go.yaml.in/yaml/v3"
@@ -447,7 +449,7 @@ func migration(a *Analysis, m *Mount, rw Rewrite, opts PlanOptions) []string {
 		dc += " " + opts.ComposeArgs
 	}
 	pf := preflightIn(a, m.Service)
-	host := shellQuote(filepath.Clean(m.Source))
+	host := shell.Quote(filepath.Clean(m.Source))
 	// Every service that mounts the same host directory is stopped first
 	// and started after: a writer left running would keep writing the old
 	// directory. The one-shot container has no Docker API to check that
@@ -498,16 +500,6 @@ func preflightIn(a *Analysis, service string) string {
 		}
 	}
 	return ""
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	for _, c := range s {
-		if !(c == '/' || c == '.' || c == '-' || c == '_' || c == ':' || c == '=' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
 }
 
 // UnifiedDiff renders the edits as a unified diff (a/FILE, b/FILE paths

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/internal/shell"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
@@ -78,7 +80,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 			}
 			if p.ID != health.ProblemReservedBytes {
 				return fail(fmt.Errorf("%s: %s (%s)", db.Path, p.Detail, p.ID),
-					fmt.Sprintf("nothing was changed; keep a copy and recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", shellQuote(db.Path), shellQuote(db.Path+".recovered")))
+					fmt.Sprintf("nothing was changed; keep a copy and recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", shell.Quote(db.Path), shell.Quote(db.Path+".recovered")))
 			}
 		}
 	}
@@ -89,7 +91,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	}
 	if j.Hot {
 		return fail(fmt.Errorf("%s has a hot rollback journal (%s, %d bytes): a transaction was interrupted and must be rolled back before anything else", db.Path, j.Path, j.SizeBytes),
-			fmt.Sprintf("let SQLite recover it with one normal read-write open, e.g. sqlite3 %s 'PRAGMA quick_check;' (never delete the -journal), then run preflight convert again", shellQuote(db.Path)))
+			fmt.Sprintf("let SQLite recover it with one normal read-write open, e.g. sqlite3 %s 'PRAGMA quick_check;' (never delete the -journal), then run preflight convert again", shell.Quote(db.Path)))
 	}
 
 	walFrames := db.WAL.Exists && db.WAL.SizeBytes > 0
@@ -118,7 +120,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 			} else {
 				d.Refusals = append(d.Refusals, Refusal{Reason: "wal-loss", Message: msg + "; nothing was touched",
 					Remedy: []string{"keep the database, -wal and -shm together and copy them aside for recovery",
-						"to convert anyway, losing those frames (the backup keeps them): preflight convert --accept-wal-loss " + shellQuote(db.Path)}})
+						"to convert anyway, losing those frames (the backup keeps them): preflight convert --accept-wal-loss " + shell.Quote(db.Path)}})
 			}
 		}
 	}
@@ -166,7 +168,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 			hints = append(hints, "the backup of the files as they were is in "+d.Backup.Dir)
 		}
 		if errors.Is(err, ErrLocked) {
-			hints = append(hints, "another connection opened the database during the conversion: find it with preflight check "+shellQuote(db.Path)+", stop it, and run convert again")
+			hints = append(hints, "another connection opened the database during the conversion: find it with preflight check "+shell.Quote(db.Path)+", stop it, and run convert again")
 		}
 		return fail(err, hints...)
 	}
@@ -298,7 +300,7 @@ func recipe(rep *preflight.Report, res *Result, opts Options) []string {
 		}
 		for _, r := range d.Refusals {
 			if r.Reason == "writer" && strings.HasPrefix(r.Message, "process ") {
-				paths = append(paths, shellQuote(d.Path))
+				paths = append(paths, shell.Quote(d.Path))
 				break
 			}
 		}
@@ -314,7 +316,7 @@ func recipe(rep *preflight.Report, res *Result, opts Options) []string {
 		args += " --allow-unverified"
 	}
 	args += " " + strings.Join(paths, " ")
-	prog := shellQuote(opts.Program)
+	prog := shell.Quote(opts.Program)
 	self := rep.Docker.Self
 	switch {
 	case self != nil && self.ComposeService != "" && !self.OneOff:
@@ -364,14 +366,4 @@ func nonEmptyPrefix(prefix, s, suffix string) string {
 		return ""
 	}
 	return prefix + s + suffix
-}
-
-// shellQuote quotes p for a POSIX shell when it needs it.
-func shellQuote(p string) string {
-	for _, c := range p {
-		if !(c == '/' || c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-		}
-	}
-	return p
 }

@@ -13,6 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/shell"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/probe/docker"
@@ -129,30 +131,21 @@ func (c *ComposeCmd) Run(g *Globals) error {
 func (c *ComposeCmd) composeArgs() string {
 	var out []string
 	for _, f := range c.File {
-		out = append(out, "-f", shellWord(f))
+		out = append(out, "-f", shell.Quote(f))
 	}
 	if c.ProjectDirectory != "" {
-		out = append(out, "--project-directory", shellWord(c.ProjectDirectory))
+		out = append(out, "--project-directory", shell.Quote(c.ProjectDirectory))
 	}
 	if c.ProjectName != "" {
-		out = append(out, "-p", shellWord(c.ProjectName))
+		out = append(out, "-p", shell.Quote(c.ProjectName))
 	}
 	for _, p := range c.Profile {
-		out = append(out, "--profile", shellWord(p))
+		out = append(out, "--profile", shell.Quote(p))
 	}
 	for _, e := range c.EnvFile {
-		out = append(out, "--env-file", shellWord(e))
+		out = append(out, "--env-file", shell.Quote(e))
 	}
 	return strings.Join(out, " ")
-}
-
-func shellWord(s string) string {
-	for _, ch := range s {
-		if !(ch == '/' || ch == '.' || ch == '-' || ch == '_' || ch == '=' || ch == ':' || ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z') {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
 }
 
 // writeEdits writes every edit (each file first saved as FILE.bak), then

@@ -4,6 +4,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/internal/shell"
+
 	"github.com/moby/moby/api/types/container"
 )
 
@@ -128,19 +130,9 @@ func (c *Container) setLabels(l map[string]string) {
 // project name, and -f for each of its files (so services resolve as when
 // it was started, overrides included).
 func (c *Container) ComposeCommand() string {
-	s := "docker compose -p " + shellWord(c.ComposeProject)
+	s := "docker compose -p " + shell.Quote(c.ComposeProject)
 	for _, f := range c.ComposeFiles {
-		s += " -f " + shellWord(f)
-	}
-	return s
-}
-
-// shellWord quotes s for a POSIX shell when it needs it.
-func shellWord(s string) string {
-	for _, c := range s {
-		if !(c == '/' || c == '.' || c == '-' || c == '_' || c == ':' || c == '=' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
+		s += " -f " + shell.Quote(f)
 	}
 	return s
 }
