@@ -86,10 +86,11 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	r := &Report{Schema: Schema, Probes: map[string]string{}}
 	var inContainer []containerPath
 	if opts.Container != "" {
-		var err error
-		if inContainer, err = inspectContainer(ctx, r, opts); err != nil {
+		paths, cps, err := inspectContainer(ctx, r, opts)
+		if err != nil {
 			return nil, err
 		}
+		opts.Paths, inContainer = paths, cps
 	}
 
 	// Phase 1: everything that reads this machine's files, path by path,

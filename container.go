@@ -78,20 +78,39 @@ func translate(p string, c *docker.Container, eng *docker.Engine) containerPath 
 	return containerPath{local: filepath.Join(best.Source, rel)}
 }
 
-// inspectContainer resolves opts.Container and translates every path.
-func inspectContainer(ctx context.Context, r *Report, opts Options) ([]containerPath, error) {
+// inspectContainer resolves opts.Container and translates every path, and
+// adds each of the container's own mounts below a path (a volume or bind
+// mounted inside the data directory): those are other filesystems, which
+// the host path of the outer mount does not show. It returns the paths
+// checked, in the container's terms, and their translations.
+func inspectContainer(ctx context.Context, r *Report, opts Options) ([]string, []containerPath, error) {
 	c, eng, err := docker.InspectContainer(ctx, opts.Container, opts.Writers.Docker)
 	if err != nil {
-		return nil, fmt.Errorf("check container %s: %w", opts.Container, err)
+		return nil, nil, fmt.Errorf("check container %s: %w", opts.Container, err)
 	}
 	r.Engine = eng
 	r.Container = c
-	out := make([]containerPath, len(opts.Paths))
-	for i, p := range opts.Paths {
-		if !path.IsAbs(p) {
-			return nil, fmt.Errorf("check %s in container %s: %w", p, opts.Container, ErrRelativePath)
+	var paths []string
+	var out []containerPath
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			paths = append(paths, p)
+			out = append(out, translate(p, c, eng))
 		}
-		out[i] = translate(p, c, eng)
 	}
-	return out, nil
+	for _, p := range opts.Paths {
+		if !path.IsAbs(p) {
+			return nil, nil, fmt.Errorf("check %s in container %s: %w", p, opts.Container, ErrRelativePath)
+		}
+		p = path.Clean(p)
+		add(p)
+		for _, m := range c.Mounts {
+			if d := path.Clean(m.Destination); strings.HasPrefix(d, p+"/") || p == "/" && d != "/" {
+				add(d)
+			}
+		}
+	}
+	return paths, out, nil
 }

@@ -14,10 +14,17 @@ import (
 func renderText(w io.Writer, r *preflight.Report) error {
 	var b strings.Builder
 	if e := r.Engine; e != nil {
-		fmt.Fprintf(&b, "engine: %s %s (API %s) at %s\n", e.Kind, e.Version, e.APIVersion, r.Docker.Endpoint.Host)
+		fmt.Fprintf(&b, "engine: %s %s (API %s)\n", e.Kind, e.Version, e.APIVersion)
+	}
+	if c := r.Container; c != nil {
+		fmt.Fprintf(&b, "container: %s (%s), paths as it sees them\n", c.Name, c.Image)
 	}
 	for _, d := range r.DataDirs {
-		fmt.Fprintf(&b, "%s\n", d.Path)
+		if d.ContainerPath != "" && d.ContainerPath != d.Path {
+			fmt.Fprintf(&b, "%s (on this host: %s)\n", d.ContainerPath, d.Path)
+		} else {
+			fmt.Fprintf(&b, "%s\n", d.Path)
+		}
 		if d.Mount != nil {
 			platform := ""
 			if d.Mount.Platform != "" {
