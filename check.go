@@ -106,11 +106,12 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		case inContainer != nil && inContainer[i].local == "":
 			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, saved: true}
 		case inContainer != nil:
-			d = discoverPath(ctx, inContainer[i].local, false, opts, seen)
+			d = discoverBounded(ctx, inContainer[i].local, false, opts)
 			d.ContainerPath = p
 		default:
-			d = discoverPath(ctx, p, saved, opts, seen)
+			d = discoverBounded(ctx, p, saved, opts)
 		}
+		d.dedupe(seen)
 		h, u := d.lookups()
 		holding, under = append(holding, h...), append(under, u...)
 		r.DataDirs = append(r.DataDirs, d)
@@ -170,13 +171,52 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	return r, nil
 }
 
+// discoverBounded runs discoverPath within twice opts.FSTimeout: a symlink
+// into, or a mount below the data directory on, a filesystem that stops
+// answering must not hang the check. The path is then reported
+// unresponsive, and nothing else is read from it.
+func discoverBounded(ctx context.Context, p string, saved bool, opts Options) DataDir {
+	timeout := opts.FSTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	done := make(chan DataDir, 1)
+	go func() { done <- discoverPath(ctx, p, saved, opts) }()
+	t := time.NewTimer(2 * timeout)
+	defer t.Stop()
+	select {
+	case d := <-done:
+		return d
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return DataDir{Path: p, Exists: true, Databases: []Database{}, Resolved: filepath.Clean(p),
+		Unresponsive: fmt.Sprintf("looking for databases under %s did not finish within %s (a symlink or a mount below it does not answer)", p, 2*timeout)}
+}
+
+// dedupe drops databases already reported under an earlier path (same
+// device and inode), counting them in Duplicates, and records the rest.
+func (d *DataDir) dedupe(seen map[[2]uint64]bool) {
+	kept := d.Databases[:0]
+	for _, db := range d.Databases {
+		key := [2]uint64{db.Dev, db.Ino}
+		if db.Ino != 0 {
+			if seen[key] {
+				d.Duplicates++
+				continue
+			}
+			seen[key] = true
+		}
+		kept = append(kept, db)
+	}
+	d.Databases = kept
+}
+
 // discoverPath builds the DataDir for one configured path: resolves it,
 // stats it and finds its databases, without the mount table. With saved set
 // the path belongs to the machine a saved mount table came from and nothing
-// here is read (unless opts.InspectSaved). seen holds the device and inode
-// of every database already reported, so a database reached through two
-// paths is reported once.
-func discoverPath(ctx context.Context, p string, saved bool, opts Options, seen map[[2]uint64]bool) DataDir {
+// here is read (unless opts.InspectSaved).
+func discoverPath(ctx context.Context, p string, saved bool, opts Options) DataDir {
 	d := DataDir{Path: p, saved: saved, Databases: []Database{}, Resolved: filepath.Clean(p)}
 	if saved && !opts.InspectSaved {
 		return d
@@ -237,14 +277,14 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, seen 
 	}
 	d.Errors = append(d.Errors, res.Errors...)
 	d.NotSearched = res.NotSearched
+	local := map[[2]uint64]bool{} // a database reached twice within this path
 	for _, db := range res.Databases {
 		key := [2]uint64{db.Dev, db.Ino}
 		if db.Ino != 0 {
-			if seen[key] {
-				d.Duplicates++
+			if local[key] {
 				continue
 			}
-			seen[key] = true
+			local[key] = true
 		}
 		link := ""
 		if fi, err := os.Lstat(db.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {

@@ -116,7 +116,7 @@ func checkHealth(ctx context.Context, r *Report, opts HealthOptions) {
 func probeFilesystems(r *Report) {
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
-		if !d.Exists || d.saved {
+		if !d.Exists || d.saved || d.Unresponsive != "" {
 			continue
 		}
 		dir := d.Path

@@ -187,6 +187,21 @@ func TestUnresponsiveFilesystem(t *testing.T) {
 	if !strings.Contains(ids(r), "fs-unresponsive:error") || r.Verdict != preflight.VerdictUnsafe {
 		t.Errorf("Check of a stopped FUSE mount: findings %q, verdict %s; want fs-unresponsive, unsafe", ids(r), r.Verdict)
 	}
+
+	// A local data directory that reaches the stopped mount through a
+	// symlink: the walk is bounded too (twice the timeout).
+	local := t.TempDir()
+	if err := os.Symlink(mnt, filepath.Join(local, "share")); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	r = quickCheck(t, local)
+	if el := time.Since(start); el > 4*time.Second {
+		t.Errorf("Check of a directory with a symlink into a stopped FUSE mount took %s, want about 2s", el)
+	}
+	if !strings.Contains(ids(r), "fs-unresponsive:error") {
+		t.Errorf("Check of a directory with a symlink into a stopped FUSE mount: findings %q, want fs-unresponsive", ids(r))
+	}
 }
 
 // TestSymlinkedDatabaseSidecars: a database found through a symlink is

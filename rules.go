@@ -289,7 +289,7 @@ var rules = []rule{
 	{
 		Rule: Rule{"wal-reenabled", LevelError, "a database preflight converted to DELETE at an earlier start is in WAL mode again: the application turns WAL on when it opens the database"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
-			if s.db.JournalMode != sqlitefile.JournalWAL || !slices.Contains(s.opt.Converted, filepath.Clean(s.db.Path)) {
+			if s.db.JournalMode != sqlitefile.JournalWAL || !slices.Contains(s.opt.Converted, canonical(s.db.Path)) {
 				return "", "", false
 			}
 			return fmt.Sprintf("%s was converted to journal_mode=DELETE at an earlier start and is in WAL mode again: the application sets journal_mode=WAL when it opens it (WAL is persistent once set), so every start undoes the conversion", filepath.Base(s.db.Path)), "", true
@@ -608,4 +608,16 @@ func appendMatch(out []Finding, r rule, s subject) []Finding {
 		lvl = r.Level
 	}
 	return append(out, Finding{ID: r.ID, Level: lvl, Path: s.path(), Message: msg, Remedy: r.remedy(s)})
+}
+
+// canonical is a database path absolute with symlinks resolved, the form
+// WriterOptions.Converted holds (see convert.CanonicalPath).
+func canonical(p string) string {
+	if r, err := mounts.ResolvePath(p); err == nil {
+		return r
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
 }

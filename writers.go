@@ -32,8 +32,8 @@ type WriterOptions struct {
 	Starting bool
 	// Converted lists databases that `preflight convert` (the entrypoint's
 	// --on-unsafe convert policy) converted to DELETE at an earlier start,
-	// from the data directories' state files; one found in WAL mode again
-	// is wal-reenabled.
+	// from the data directories' state files, as absolute paths with
+	// symlinks resolved; one found in WAL mode again is wal-reenabled.
 	Converted []string
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
@@ -24,7 +26,7 @@ func ConvertedBefore(paths []string) ([]string, []error) {
 	var out []string
 	var errs []error
 	for _, dir := range stateDirs(paths) {
-		s, err := ReadState(dir)
+		s, err := readStateBounded(dir, 2*time.Second)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("read %s: %w", filepath.Join(dir, StateFile), err))
 			continue
@@ -32,6 +34,42 @@ func ConvertedBefore(paths []string) ([]string, []error) {
 		out = append(out, s.ConvertedToDelete()...)
 	}
 	return out, errs
+}
+
+// readStateBounded is ReadState within timeout: the entrypoint must not
+// hang on a data directory whose filesystem stopped answering (the check
+// reports that directory as unresponsive).
+func readStateBounded(dir string, timeout time.Duration) (State, error) {
+	type result struct {
+		s   State
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := ReadState(dir)
+		done <- result{s, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-t.C:
+		return State{Schema: StateSchema}, fmt.Errorf("no answer within %s", timeout)
+	}
+}
+
+// CanonicalPath is the form database paths take in the state file and in
+// preflight.WriterOptions.Converted: absolute, symlinks resolved, so the
+// same database matches however its data directory was spelled.
+func CanonicalPath(p string) string {
+	if r, err := mounts.ResolvePath(p); err == nil {
+		return r
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
 }
 
 func stateDirs(paths []string) []string {
@@ -76,7 +114,7 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 		if !unsafeWAL[f.ID] || f.Ignored {
 			continue
 		}
-		if slices.Contains(check.Writers.Converted, filepath.Clean(f.Path)) {
+		if slices.Contains(check.Writers.Converted, CanonicalPath(f.Path)) {
 			again = append(again, Database{Path: f.Path, Before: ToWAL, Status: StatusRefused, Refusals: []Refusal{{
 				Reason:  "reenabled",
 				Message: "converted at an earlier start and in WAL mode again: the application re-enables WAL when it opens the database, so converting again would not last",
@@ -104,7 +142,7 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 		if d.Status != StatusConverted {
 			continue
 		}
-		cv := Conversion{Path: d.Path, From: ToWAL, To: ToDelete, At: time.Now().UTC()}
+		cv := Conversion{Path: CanonicalPath(d.Path), From: ToWAL, To: ToDelete, At: time.Now().UTC()}
 		if d.Backup != nil {
 			cv.Backup = d.Backup.Dir
 		}
