@@ -130,6 +130,10 @@ type Result struct {
 	// activity).
 	Probes    map[string]string `json:"probes"`
 	Databases []Database        `json:"databases"`
+	// Problems lists paths that could not be looked at: missing,
+	// unreadable, or on a filesystem that does not answer. Nothing there
+	// was converted, and the CLI does not call that success.
+	Problems []string `json:"problems,omitempty"`
 	// Recipe, set when a database was refused because of writers inside
 	// the container preflight runs in, lists the commands that convert it
 	// safely from outside (stop, one-off run, start).
@@ -291,6 +295,16 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("guard: %w", err)
 	}
 	res := &Result{Schema: Schema, To: opts.To, DryRun: opts.DryRun, Probes: rep.Probes, Databases: []Database{}}
+	for _, d := range rep.DataDirs {
+		switch {
+		case d.Unresponsive != "":
+			res.Problems = append(res.Problems, d.Unresponsive)
+		case d.StatError != "":
+			res.Problems = append(res.Problems, fmt.Sprintf("cannot examine %s: %s", d.Path, d.StatError))
+		case !d.Exists:
+			res.Problems = append(res.Problems, fmt.Sprintf("%s does not exist", d.Path))
+		}
+	}
 	for _, t := range targets(rep) {
 		if err := ctx.Err(); err != nil {
 			return res, err

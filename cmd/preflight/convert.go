@@ -103,6 +103,8 @@ func (c *ConvertCmd) Run(g *Globals) error {
 	switch {
 	case res.Errored():
 		return &exitError{code: exitInternal, err: errors.New("convert: a conversion failed (see above); the database was left as it was unless the message says otherwise")}
+	case len(res.Problems) > 0:
+		return &exitError{code: exitInternal, err: fmt.Errorf("convert: %s; nothing there was converted", strings.Join(res.Problems, "; "))}
 	case res.Refused():
 		var hints []string
 		if len(res.Recipe) > 0 {
@@ -116,7 +118,10 @@ func (c *ConvertCmd) Run(g *Globals) error {
 // renderConvert writes the text result.
 func renderConvert(w io.Writer, r *convert.Result) error {
 	var b strings.Builder
-	if len(r.Databases) == 0 {
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "%s\n", p)
+	}
+	if len(r.Databases) == 0 && len(r.Problems) == 0 {
 		b.WriteString("no database found\n")
 	}
 	for _, d := range r.Databases {
