@@ -23,6 +23,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/internal/shell"
+	"github.com/preflight-sqlite/preflight/probe/health"
+	"github.com/preflight-sqlite/preflight/probe/wal"
+
 	_ "github.com/glebarez/go-sqlite" // registers driver "sqlite"
 
 	"github.com/preflight-sqlite/preflight"
@@ -165,6 +169,25 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 		if len(res.Refused) > 0 {
 			return res, fmt.Errorf("%w: %s", ErrRefused, strings.Join(res.Refused, "; "))
 		}
+	}
+
+	// Databases whose state a read would change or lose: a hot journal
+	// (SQLite rolls it back on the next open) and a WAL with valid-looking
+	// frames after a broken one (SQLite silently drops them, and with them
+	// committed transactions the copy would not carry).
+	for p := range dbs {
+		if j, err := health.InspectJournal(p); err == nil && j.Hot {
+			res.Refused = append(res.Refused, fmt.Sprintf("%s has a hot rollback journal (%d bytes): an interrupted transaction must be rolled back first: open it once normally (sqlite3 %s 'PRAGMA quick_check;'), then migrate", p, j.SizeBytes, shell.Quote(p)))
+		}
+		if fi, err := os.Stat(p + "-wal"); err == nil && fi.Size() > 0 {
+			if w, err := wal.ValidateFile(p + "-wal"); err == nil && w.Discards() {
+				res.Refused = append(res.Refused, fmt.Sprintf("%s-wal breaks at frame %d (%s) and %d valid-looking frames (%d commits) follow: SQLite would drop them, so the copy would lose those transactions; keep the database with its -wal and see preflight check --deep", p, w.FirstInvalidFrame, w.InvalidReason, w.ValidLookingAfter, w.CommitsAfterBreak))
+			}
+		}
+	}
+	if len(res.Refused) > 0 {
+		sort.Strings(res.Refused)
+		return res, fmt.Errorf("%w: %s", ErrRefused, strings.Join(res.Refused, "; "))
 	}
 
 	// From here on the copy writes into To, which was empty: a copy that

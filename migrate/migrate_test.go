@@ -130,3 +130,32 @@ func TestRunRefusesUnverified(t *testing.T) {
 		t.Errorf("Run with Docker off = %v (%q), want ErrRefused: writers could not be ruled out", err, res.Refused)
 	}
 }
+
+// TestRunRefusesBrokenWAL: valid-looking frames after a broken one would be
+// dropped by SQLite on the read; the copy would silently lose them.
+func TestRunRefusesBrokenWAL(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "src.db")
+	db := testdb.Open(t, src, "wal", 0)
+	db.Exec(`pragma wal_autocheckpoint=0`)
+	for i := 0; i < 20; i++ {
+		db.Exec(`insert into t(v) values (?)`, strings.Repeat("x", 500))
+	}
+	from := t.TempDir()
+	for _, s := range []string{"", "-wal"} {
+		b, err := os.ReadFile(src + s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == "-wal" {
+			b[32+2*(24+4096)+24+100] ^= 0xff // frame 3's page
+		}
+		if err := os.WriteFile(filepath.Join(from, "app.db"+s), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: filepath.Join(t.TempDir(), "v"), Docker: docker.Options{Mode: docker.ModeOff}, AllowUnverified: true})
+	if !errors.Is(err, migrate.ErrRefused) || !strings.Contains(strings.Join(res.Refused, " "), "breaks at frame 3") {
+		t.Errorf("Run with a broken WAL frame = %v (%q), want ErrRefused naming frame 3", err, res.Refused)
+	}
+}

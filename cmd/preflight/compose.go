@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -219,6 +220,15 @@ func writeWithBackup(e *compose.FileEdit) error {
 		return fmt.Errorf("back up %s: %w", e.File, err)
 	}
 	e.Backup = bak
+	// Keep the owner: run as root, the edited file and its backup must
+	// still belong to the user whose project it is.
+	owner := func(name string) error { return nil }
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+		owner = func(name string) error { return os.Lchown(name, int(st.Uid), int(st.Gid)) }
+	}
+	if err := owner(bak); err != nil {
+		return fmt.Errorf("back up %s: %w", e.File, err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".preflight-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", e.File, err)
@@ -229,6 +239,10 @@ func writeWithBackup(e *compose.FileEdit) error {
 		return fmt.Errorf("write %s: %w", e.File, err)
 	}
 	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", e.File, err)
+	}
+	if err := owner(tmp.Name()); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", e.File, err)
 	}
