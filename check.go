@@ -303,7 +303,14 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options) DataD
 		if rp, err := mounts.ResolvePath(db.Path); err == nil {
 			resolved = rp
 		}
-		d.Databases = append(d.Databases, Database{Database: db, Link: link, Writers: []Writer{}, resolved: resolved})
+		var linked []string
+		for _, sfx := range []string{"-wal", "-shm", "-journal"} {
+			if fi, err := os.Lstat(db.Path + sfx); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				target, _ := os.Readlink(db.Path + sfx)
+				linked = append(linked, fmt.Sprintf("%s%s -> %s", filepath.Base(db.Path), sfx, target))
+			}
+		}
+		d.Databases = append(d.Databases, Database{Database: db, Link: link, SidecarLinks: linked, Writers: []Writer{}, resolved: resolved})
 	}
 	return d
 }

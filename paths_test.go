@@ -225,3 +225,17 @@ func TestSymlinkedDatabaseSidecars(t *testing.T) {
 		t.Errorf("sidecars of the symlinked database: wal %+v shm %+v, want both (beside the real file)", got[0].WAL, got[0].SHM)
 	}
 }
+
+// TestSidecarSymlink: a -wal that is a symlink is an error, whatever the
+// filesystem of the database says.
+func TestSidecarSymlink(t *testing.T) {
+	dir := t.TempDir()
+	testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 1)
+	if err := os.Symlink(filepath.Join(t.TempDir(), "wal"), filepath.Join(dir, "app.db-wal")); err != nil {
+		t.Fatal(err)
+	}
+	r := quickCheck(t, dir)
+	if got := ids(r); got != "sidecar-symlink:error" {
+		t.Errorf("Check(database with a symlinked -wal) findings = %q, want sidecar-symlink:error", got)
+	}
+}

@@ -100,6 +100,9 @@ type Database struct {
 	Unlinked []procfs.Unlinked `json:"unlinked_sidecars,omitempty"`
 	// Activity is the result of the --watch file watch, when it ran.
 	Activity *activity.Result `json:"activity,omitempty"`
+	// SidecarLinks lists -wal, -shm or -journal files that are symlinks
+	// ("app.db-wal -> /elsewhere/x").
+	SidecarLinks []string `json:"sidecar_links,omitempty"`
 	// SingleFileMount is true when the database file is itself a
 	// mountpoint (a single-file bind mount).
 	SingleFileMount bool `json:"single_file_mount,omitempty"`

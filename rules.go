@@ -318,6 +318,18 @@ var rules = []rule{
 		},
 	},
 	{
+		Rule: Rule{"sidecar-symlink", LevelError, "a -wal, -shm or -journal beside a database is a symlink: SQLite refuses to open the database, or writes its journal somewhere else"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if len(s.db.SidecarLinks) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s: %s; SQLite keeps these files beside the database and does not follow such links (the application fails with \"unable to open database file\"), and the journal would live on another filesystem", s.db.Path, strings.Join(s.db.SidecarLinks, ", ")), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Stop the application, move the linked file's content back beside the database under its own name only if it holds committed transactions (a -wal does; keep a copy of everything first), and remove the link; move the whole data directory instead if it must live elsewhere."}
+		},
+	},
+	{
 		Rule: Rule{"not-sqlite", LevelWarn, "a file named like a database is not a SQLite database (bad magic or truncated header)"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			if !s.db.NotSQLite {
