@@ -44,7 +44,7 @@ WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<$rows) INSE
 SQL
 wal_bytes=$(stat -c %s "$work/tmpl/app.db-wal")
 
-fresh() { rm -rf "$work/$1"; mkdir -p "$work/$1"; cp "$work/tmpl/app.db" "$work/tmpl/app.db-wal" "$work/$1/"; sync; }
+fresh() { rm -rf "${work:?}/${1:?}"; mkdir -p "$work/$1"; cp "$work/tmpl/app.db" "$work/tmpl/app.db-wal" "$work/$1/"; sync; }
 # measure LABEL CMD...: wall seconds and max RSS KiB into $work/LABEL.time
 measure() {
   local label=$1; shift
@@ -82,8 +82,12 @@ measure cp sh -c "cp '$work/cp/app.db' '$work/cp/app.db-wal' '$work/cpdst/' && s
 ratio=$(python3 -c "print(f'{$pf_best/$sq_best:.2f}')")
 mib=$((1024 * 1024))
 printf '| measure (WAL %s MiB, %s rows, best of %s) | figure | goal |\n|---|---|---|\n' "$((wal_bytes / mib))" "$rows" "$runs"
+# shellcheck disable=SC2016 # backticks are markdown
 printf '| sqlite3 3.40.1: `wal_checkpoint(TRUNCATE); journal_mode=DELETE` | %.2f s, max RSS %s MiB | |\n' "$sq_best" "$(($(rss sq1) / 1024))"
+# shellcheck disable=SC2016
 printf '| `preflight convert --no-backup` (guard, WAL scan, checkpoint, convert, quick_check, row counts) | %.2f s (%sx sqlite3), max RSS %s MiB | <= 1.5x, < 64 MiB |\n' "$pf_best" "$ratio" "$(($(rss pf1) / 1024))"
+# shellcheck disable=SC2016
 printf '| `preflight convert` with the backup | %.2f s, max RSS %s MiB | < 64 MiB |\n' "$(secs bk)" "$(($(rss bk) / 1024))"
+# shellcheck disable=SC2016
 printf '| backup copy (fsynced) vs `cp` + `sync` | %.0f MiB/s vs %.0f MiB/s | |\n' "$(python3 -c "print($bk_bytes/$mib/($bk_ns/1e9))")" "$(python3 -c "print($bk_bytes/$mib/$(secs cp))")"
 printf '| same rows after both conversions | %s | yes |\n' "$dump_same"
