@@ -32,6 +32,11 @@ say() { printf '%s\n' "$*" >&2; }
 
 scripts/build.sh bin
 
+# On a fresh machine, as root: Debian's docker.io and a running dockerd.
+if [ "$(id -u)" = 0 ] && ! timeout 20 docker info >/dev/null 2>&1; then
+	scripts/setup-docker.sh || say "demo: note: could not set up docker"
+fi
+
 if ! reason=$(timeout 20 docker info 2>&1 >/dev/null); then
 	say ""
 	say "demo: note: docker is not reachable (${reason:-docker info failed}); checking on this host instead"
