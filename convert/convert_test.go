@@ -1,6 +1,7 @@
 package convert_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -318,16 +319,14 @@ func TestRefuseOpenConnection(t *testing.T) {
 	hotWAL(t, path, 100)
 	cmd := exec.Command("sqlite3", path)
 	in, _ := cmd.StdinPipe()
-	var out bytes.Buffer
-	cmd.Stdout = &out
+	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { in.Close(); cmd.Wait() }()
 	fmt.Fprintln(in, "select 'opened', count(*) from t;")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "opened") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, "opened") {
+		t.Fatalf("sqlite3 answered %q, %v", line, err)
 	}
 	before := files(t, path)
 	d := one(t, run(t, opts(path)), convert.StatusRefused)
