@@ -223,7 +223,7 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 			if db.New || db.NotSQLite {
 				continue
 			}
-			attribute(d, db, &f, opts)
+			attribute(r, d, db, &f, opts)
 		}
 	}
 	r.Probes["processes"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Processes })
@@ -262,7 +262,7 @@ func indexOf(list []string, s string) int {
 
 // attribute turns the probe results into db.Writers, db.Unlinked,
 // db.Activity and db.WriterProbes.
-func attribute(d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
+func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
 	p := &db.WriterProbes
 	byPID := map[int]*Writer{}
 	var pids []int
@@ -336,8 +336,8 @@ func attribute(d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
 	p.Docker = f.docker.Status
 	containers := 0
 	for _, cw := range f.docker.Writers {
-		if cw.Path != d.Path {
-			continue
+		if cw.Path != d.Path || r.Container != nil && cw.Container.ID == r.Container.ID {
+			continue // with --container, that container is the one checked, not another writer
 		}
 		c := cw.Container
 		db.Writers = append(db.Writers, Writer{Kind: "container", Container: &c, Relation: cw.Relation})

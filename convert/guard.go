@@ -226,7 +226,7 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 			d.Notes = append(d.Notes, msg+" (--allow-unverified)")
 		} else {
 			out = append(out, Refusal{Reason: "unverified", Message: msg,
-				Remedy: []string{"give preflight access to what it could not see (the Docker API: DOCKER_HOST or the socket; run as root for /proc)",
+				Remedy: []string{"give preflight access to what it could not see (the Docker API: DOCKER_HOST or the socket; /proc entries: run as root, though some, such as a sandbox's PID 1, stay unreadable even then)",
 					"or, once you have made sure yourself that nothing uses the database: --allow-unverified"}})
 		}
 	}

@@ -34,6 +34,8 @@ func TestCheckContainerNestedMount(t *testing.T) {
 	wantCode(t, r, 3)
 	wantContains(t, "check --container json", r.stdout, `"container_path": "/data/sub"`)
 	wantContains(t, "check --container json", r.stdout, `"id": "wal-on-cross-vm"`)
+	// The container checked is not another writer of its own data.
+	wantNotContains(t, "check --container json", r.stdout, `"id": "live-writer-container"`)
 
 	r = run(t, dockerTimeout, nil, pf, "check", "--container", id, "/data")
 	wantCode(t, r, 3)

@@ -277,7 +277,7 @@ func startWriter(t *testing.T, opts ...string) string {
 func otherContainer(t *testing.T, data, relation string) {
 	nameA, nameB, nameC := containerName(t, "a"), containerName(t, "b"), containerName(t, "c")
 	startWriter(t, "--name", nameA, "-v", data+":/data",
-		"--label", "com.docker.compose.project=demo", "--label", "com.docker.compose.service=app")
+		"--label", "com.docker.compose.project=demo", "--label", "com.docker.compose.service=app", "--label", "com.docker.compose.config-hash=0123abcd")
 	// C has the data read-only and keeps its own database in its writable
 	// layer, so it holds no lock on /data/app.db.
 	startApp(t, "--name", nameC, "--user", "0", "-v", data+":/data:ro",

@@ -23,6 +23,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+
 	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/probe/health"
 	"github.com/preflight-sqlite/preflight/probe/wal"
@@ -288,6 +290,9 @@ func findDatabases(dir string) (map[string]bool, error) {
 	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if de.IsDir() && strings.Contains(de.Name(), sqlitefile.BackupDirMarker) {
+			return filepath.SkipDir // a convert backup: its files are copied as they are
 		}
 		if !de.Type().IsRegular() {
 			return nil

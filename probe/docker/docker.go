@@ -247,9 +247,10 @@ var (
 
 // Compose labels (github.com/docker/compose pkg/api/labels.go).
 const (
-	labelProject = "com.docker.compose.project"
-	labelService = "com.docker.compose.service"
-	labelOneOff  = "com.docker.compose.oneoff"
-	labelFiles   = "com.docker.compose.project.config_files"
-	labelDir     = "com.docker.compose.project.working_dir"
+	labelProject    = "com.docker.compose.project"
+	labelService    = "com.docker.compose.service"
+	labelOneOff     = "com.docker.compose.oneoff"
+	labelFiles      = "com.docker.compose.project.config_files"
+	labelConfigHash = "com.docker.compose.config-hash"
+	labelDir        = "com.docker.compose.project.working_dir"
 )

@@ -29,7 +29,7 @@ func TestProbeVolume(t *testing.T) {
 	testImage(t)
 	vol := runID + "-vol"
 	mustDocker(t, "volume", "create", "--label", "preflight.test="+runID, vol)
-	b := runSleeper(t, "--label", "com.docker.compose.project=demo", "--label", "com.docker.compose.service=app",
+	b := runSleeper(t, "--label", "com.docker.compose.project=demo", "--label", "com.docker.compose.service=app", "--label", "com.docker.compose.config-hash=0123abcd",
 		"-v", vol+":/srv/data")
 	c := runSleeper(t, "-v", vol+":/data:ro")
 

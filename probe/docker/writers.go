@@ -116,6 +116,12 @@ func fromInspect(r *container.InspectResponse) *Container {
 }
 
 func (c *Container) setLabels(l map[string]string) {
+	// An image built by docker compose carries the project and service
+	// labels too, and every container run from it inherits them; only a
+	// container compose created has its config hash (or is a one-off run).
+	if l[labelConfigHash] == "" && l[labelOneOff] == "" {
+		return
+	}
 	c.ComposeProject = l[labelProject]
 	c.ComposeService = l[labelService]
 	c.OneOff = strings.EqualFold(l[labelOneOff], "true")
