@@ -314,6 +314,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		d.Duration = time.Since(start)
 		res.Databases = append(res.Databases, d)
 	}
+	for _, d := range res.Databases {
+		if d.Watched > 0 {
+			probes := map[string]string{}
+			for k, v := range res.Probes {
+				probes[k] = v
+			}
+			probes["activity"] = "ran" // the quiet-period watch of a database behind a share
+			res.Probes = probes
+			break
+		}
+	}
 	res.Recipe = recipe(rep, res, opts)
 	return res, nil
 }
