@@ -21,9 +21,9 @@ func renderText(w io.Writer, r *preflight.Report) error {
 	}
 	for _, d := range r.DataDirs {
 		if d.ContainerPath != "" && d.ContainerPath != d.Path {
-			fmt.Fprintf(&b, "%s (on this host: %s)\n", d.ContainerPath, d.Path)
+			fmt.Fprintf(&b, "%s (on this host: %s)\n", oneLine(d.ContainerPath), oneLine(d.Path))
 		} else {
-			fmt.Fprintf(&b, "%s\n", d.Path)
+			fmt.Fprintf(&b, "%s\n", oneLine(d.Path))
 		}
 		if d.Mount != nil {
 			platform := ""
@@ -47,7 +47,7 @@ func renderText(w io.Writer, r *preflight.Report) error {
 			fmt.Fprintf(&b, "  databases: none found\n")
 		default:
 			for _, db := range d.Databases {
-				fmt.Fprintf(&b, "  %s  %s  %s\n", db.Path, dbMode(db), dbSizes(db))
+				fmt.Fprintf(&b, "  %s  %s  %s\n", oneLine(db.Path), dbMode(db), dbSizes(db))
 				if db.Mount != nil && d.Mount != nil && db.Mount.Mountpoint != d.Mount.Mountpoint {
 					fmt.Fprintf(&b, "    on its own mount: %s (%s from %s at %s)\n", db.Mount.Class, db.Mount.FSType, db.Mount.Source, db.Mount.Mountpoint)
 				}
@@ -64,9 +64,9 @@ func renderText(w io.Writer, r *preflight.Report) error {
 		if f.Ignored {
 			ign = " (ignored)"
 		}
-		fmt.Fprintf(&b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, f.Message)
+		fmt.Fprintf(&b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, oneLine(f.Message))
 		for _, rem := range f.Remedy {
-			fmt.Fprintf(&b, "  fix: %s\n", rem)
+			fmt.Fprintf(&b, "  fix: %s\n", oneLine(rem))
 		}
 	}
 	fmt.Fprintf(&b, "\nverdict: %s (recommended journal mode: %s)\n", r.Verdict, r.JournalMode)
@@ -109,7 +109,7 @@ func renderWriters(b *strings.Builder, db preflight.Database) {
 		return
 	}
 	for _, w := range db.Writers {
-		fmt.Fprintf(b, "    open by %s\n", w.Name())
+		fmt.Fprintf(b, "    open by %s\n", oneLine(w.Name()))
 	}
 	p := db.WriterProbes
 	switch {
