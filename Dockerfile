@@ -1,4 +1,7 @@
-# preflight itself, as a minimal image. Build the static binary first:
+# preflight itself, as a minimal image, with the binary built without
+# `preflight compose` (scripts/build.sh writes it as bin/preflight-nocompose:
+# it starts about 5 ms faster; compose files are read on the host with the
+# full bin/preflight). Build the static binaries first:
 #
 #   scripts/build.sh && docker build -t preflight .
 #   docker run --rm preflight --version
@@ -8,6 +11,6 @@
 #   COPY --from=preflight /preflight /preflight
 #   ENTRYPOINT ["/preflight", "run", "--data-dir", "/data", "--"]
 FROM scratch
-COPY bin/preflight /preflight
+COPY bin/preflight-nocompose /preflight
 USER 65532:65532
 ENTRYPOINT ["/preflight"]

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
@@ -123,11 +124,14 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: saved}
 	if table == nil {
 		r.MountTable.Source = "/proc/self/mountinfo"
-		t, err := mounts.ReadSelfFor(holding, under)
+		// One read serves the Docker probe too: it finds our container
+		// from the mounts of SelfFiles.
+		t, err := mounts.ReadSelfFor(append(holding, docker.SelfFiles...), under)
 		if err != nil {
 			r.MountTable.Error = err.Error()
 		} else {
 			table = t
+			opts.Writers.Docker.MountTable = t
 		}
 	}
 	if table != nil {

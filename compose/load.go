@@ -11,14 +11,17 @@
 package compose
 
 import (
-	"context"
-	"fmt"
+	"errors"
 	"os"
-	"path/filepath"
 
-	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 )
+
+// ErrNotBuilt is returned by Load in a binary built with the nocompose
+// tag (the lean entrypoint build, which leaves out compose-go's loader and
+// the JSON-schema validator whose package init costs milliseconds at every
+// start).
+var ErrNotBuilt = errors.New("this preflight binary was built without compose support (-tags nocompose); run preflight compose from the full build")
 
 // LoadOptions mirror docker compose's global flags.
 type LoadOptions struct {
@@ -47,49 +50,6 @@ type Loaded struct {
 	Project *types.Project
 	// Files are the top-level compose files in merge order (absolute).
 	Files []string
-}
-
-// Load loads the project with Compose's own semantics: files merged in
-// order, include, extends, .env and --env-file interpolation, profiles,
-// relative paths resolved against the project directory.
-func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
-	// The order docker compose uses (cmd/compose/compose.go ToProjectOptions).
-	fns := []cli.ProjectOptionsFn{cli.WithWorkingDirectory(opts.ProjectDirectory)}
-	if opts.Env != nil {
-		fns = append(fns, cli.WithEnv(opts.Env))
-	} else {
-		fns = append(fns, cli.WithOsEnv)
-	}
-	fns = append(fns,
-		cli.WithConfigFileEnv,
-		cli.WithDefaultConfigPath,
-		cli.WithEnvFiles(opts.EnvFiles...),
-		cli.WithDotEnv,
-		cli.WithDefaultProfiles(opts.Profiles...),
-		cli.WithName(opts.ProjectName),
-		cli.WithResolvedPaths(true),
-	)
-	po, err := cli.NewProjectOptions(opts.Files, fns...)
-	if err != nil {
-		return nil, fmt.Errorf("load compose project: %w", err)
-	}
-	p, err := po.LoadProject(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load compose project: %w", err)
-	}
-	l := &Loaded{Project: p}
-	for _, f := range p.ComposeFiles {
-		if f == "-" {
-			continue
-		}
-		if !filepath.IsAbs(f) {
-			if abs, err := filepath.Abs(f); err == nil {
-				f = abs
-			}
-		}
-		l.Files = append(l.Files, f)
-	}
-	return l, nil
 }
 
 // readFile is os.ReadFile; a variable for nothing but clarity at call sites.

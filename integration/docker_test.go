@@ -336,8 +336,8 @@ func TestPreflightImage(t *testing.T) {
 	requireDocker(t)
 	tag := "preflight-it-tool:" + runID
 	if err := buildImage(tag, "Dockerfile", map[string]string{
-		"bin/preflight": filepath.Join(binDir, "preflight"),
-		".dockerignore": filepath.Join(repoRoot, ".dockerignore"),
+		"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
+		".dockerignore":           filepath.Join(repoRoot, ".dockerignore"),
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -347,4 +347,10 @@ func TestPreflightImage(t *testing.T) {
 		t.Errorf("--version printed %q, want \"preflight <version>\"", r.stdout)
 	}
 	wantCode(t, dockerRun(t, tag, "mounts"), 0)
+	// The image's binary is built without compose: it says so.
+	r = dockerRun(t, tag, "compose")
+	wantCode(t, r, 1)
+	if !strings.Contains(r.stderr, "built without compose support") {
+		t.Errorf("compose in the image printed %q, want the nocompose error", r.stderr)
+	}
 }

@@ -86,9 +86,9 @@ func testMain(m *testing.M) int {
 	if dockerErr == nil && buildErr == nil {
 		start = time.Now()
 		imageErr = buildImage(image, "examples/Dockerfile", map[string]string{
-			"bin/preflight": filepath.Join(binDir, "preflight"),
-			"bin/demoapp":   filepath.Join(binDir, "demoapp"),
-			".dockerignore": filepath.Join(repoRoot, "examples/.dockerignore"),
+			"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
+			"bin/demoapp":             filepath.Join(binDir, "demoapp"),
+			".dockerignore":           filepath.Join(repoRoot, "examples/.dockerignore"),
 		}, "rootfs/data")
 		logf("built image %s in %v (err: %v)", image, time.Since(start).Round(time.Millisecond), imageErr)
 	}
@@ -106,22 +106,23 @@ func logf(format string, args ...any) {
 	}
 }
 
-// buildBinaries builds static preflight and demoapp into dir, as
-// scripts/build.sh does.
+// buildBinaries builds static preflight, preflight-nocompose (the images'
+// binary) and demoapp into dir, as scripts/build.sh does.
 func buildBinaries(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
-	for name, pkg := range map[string]string{
-		"preflight": "./cmd/preflight",
-		"demoapp":   "./examples/demoapp",
+	for _, b := range []struct{ name, pkg, tags string }{
+		{"preflight", "./cmd/preflight", ""},
+		{"preflight-nocompose", "./cmd/preflight", "nocompose"},
+		{"demoapp", "./examples/demoapp", ""},
 	} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath",
+		cmd := exec.CommandContext(ctx, "go", "build", "-tags", b.tags, "-trimpath",
 			"-ldflags", "-s -w -X main.version=integration-test",
-			"-o", filepath.Join(dir, name), pkg)
+			"-o", filepath.Join(dir, b.name), b.pkg)
 		cmd.Dir = repoRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+			return fmt.Errorf("go build %s: %w\n%s", b.name, err, out)
 		}
 	}
 	return nil

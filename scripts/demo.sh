@@ -74,7 +74,7 @@ docker volume rm -f "$volume" >/dev/null 2>&1 || true
 say "demo: building image $image"
 mkdir -p "$work/context/bin" "$work/context/rootfs/data"
 cp examples/Dockerfile examples/.dockerignore "$work/context/"
-cp bin/preflight bin/demoapp "$work/context/bin/"
+cp bin/preflight-nocompose bin/demoapp "$work/context/bin/"
 docker build -q -t "$image" "$work/context" >/dev/null 2>"$work/build.log" || {
 	cat "$work/build.log" >&2
 	exit 1

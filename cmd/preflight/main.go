@@ -62,6 +62,14 @@ type CLI struct {
 	Migrate MigrateCmd `cmd:"" help:"Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify."`
 }
 
+// runCLI is the command tree when the first argument is "run": the same
+// RunCmd and Globals as CLI, without the other commands.
+type runCLI struct {
+	Globals
+
+	Run RunCmd `cmd:"" help:"Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT)."`
+}
+
 const description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
 locks and shared memory, which bind mounts across a VM boundary (Docker
 Desktop, OrbStack, Podman machine, Colima, Lima, WSL2) and network or FUSE
@@ -89,7 +97,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cli := CLI{Globals: Globals{stdout: stdout, stderr: stderr, args: args, cmdArgs: cmdArgs}}
 	unsetEmptyEnv()
 	exit := -1
-	parser, err := kong.New(&cli,
+	// `preflight run` starts every container, and kong builds its model
+	// from every command's struct tags at each start (about 1 ms for the
+	// whole tree): the entrypoint parses with a tree of run alone.
+	var model any = &cli
+	g := &cli.Globals
+	if len(args) > 0 && args[0] == "run" {
+		r := &runCLI{Globals: cli.Globals}
+		model, g = r, &r.Globals
+	}
+	parser, err := kong.New(model,
 		kong.Name("preflight"),
 		kong.Description(description),
 		kong.Vars{"version": "preflight " + buildVersion()},
@@ -120,7 +137,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "preflight: hint: run 'preflight --help' for usage")
 		return exitUsage
 	}
-	if err := ctx.Run(&cli.Globals); err != nil {
+	if err := ctx.Run(g); err != nil {
 		return report(stderr, err)
 	}
 	return exitOK

@@ -25,6 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
 // Mode says whether the probe runs at all. The package only uses ModeOff
@@ -71,7 +73,17 @@ type Options struct {
 	// ConfigDir is the docker CLI configuration directory. Empty means
 	// $DOCKER_CONFIG, else $HOME/.docker.
 	ConfigDir string
+	// MountTable is this process's mount table (/proc/self/mountinfo),
+	// already read by the caller; it must hold at least the mounts at or
+	// above each of SelfFiles and of each data path (symlinks resolved).
+	// Nil reads it. A saved table from another machine must not be given.
+	MountTable *mounts.Table
 }
+
+// SelfFiles are the files Docker bind-mounts into every container; the
+// root field of their mounts in /proc/self/mountinfo names the container
+// (see ContainerIDFromMounts).
+var SelfFiles = []string{"/etc/hostname", "/etc/hosts", "/etc/resolv.conf"}
 
 // Endpoint is the engine address a call used and where it came from.
 type Endpoint struct {

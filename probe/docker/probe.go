@@ -41,7 +41,11 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
 	defer cancel()
 
-	local := readLocalSelf()
+	resolved := make([]string, len(dataPaths))
+	for i, p := range dataPaths {
+		resolved[i] = resolve(p)
+	}
+	local := readLocalSelf(opts.MountTable, resolved)
 	res := Result{Writers: []Writer{}, InContainer: local.id != ""}
 	c, ok := start(ctx, &res, opts)
 	if !ok {
@@ -66,8 +70,8 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	}
 	switch {
 	case self != nil:
-		for _, p := range dataPaths {
-			rp := resolve(p)
+		for i, p := range dataPaths {
+			rp := resolved[i]
 			mp := ""
 			if local.table != nil {
 				if m, err := local.table.Find(rp); err == nil {
@@ -105,8 +109,8 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 			res.Err = fmt.Sprintf("%s exists but no container id was found; data paths taken as host paths", local.marker)
 			sure = false
 		}
-		for _, p := range dataPaths {
-			hp := resolve(p)
+		for i, p := range dataPaths {
+			hp := resolved[i]
 			targets = append(targets, target{label: p, hostPath: hp, mountSource: hp})
 		}
 	}
@@ -140,7 +144,7 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
 	defer cancel()
 
-	local := readLocalSelf()
+	local := readLocalSelf(opts.MountTable, nil)
 	res := Result{Writers: []Writer{}, InContainer: local.id != ""}
 	c, ok := start(ctx, &res, opts)
 	if !ok {

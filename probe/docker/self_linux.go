@@ -2,15 +2,23 @@ package docker
 
 import (
 	"os"
+	"slices"
 
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
-// readLocalSelf reads /proc/self/mountinfo, then /proc/self/cgroup, and
-// checks /.dockerenv (Docker) and /run/.containerenv (Podman).
-func readLocalSelf() localSelf {
+// readLocalSelf reads /proc/self/mountinfo (unless table is given), then
+// /proc/self/cgroup, and checks /.dockerenv (Docker) and /run/.containerenv
+// (Podman). Of the mount table it keeps the mounts that hold SelfFiles and
+// each of paths (absolute, symlinks resolved): a host can have thousands of
+// mounts, and this runs at every container start.
+func readLocalSelf(table *mounts.Table, paths []string) localSelf {
 	var s localSelf
-	if t, err := mounts.ReadSelf(); err == nil {
+	t, err := table, error(nil)
+	if t == nil {
+		t, err = mounts.ReadSelfFor(append(slices.Clone(SelfFiles), paths...), nil)
+	}
+	if err == nil {
 		s.table = t
 		if id := ContainerIDFromMounts(t); id != "" {
 			s.id, s.how = id, "mountinfo"

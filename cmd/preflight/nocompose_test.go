@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+)
+
+// The images' binary (-tags nocompose) links no compose-go loader and no
+// JSON-schema validator, runs every other command, and says what is
+// missing when asked for compose.
+func TestNoComposeBuild(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go command not found: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "-tags", "nocompose", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if strings.HasPrefix(d, "github.com/santhosh-tekuri/jsonschema") || strings.HasPrefix(d, "github.com/compose-spec/compose-go/v2/loader") {
+			t.Errorf("the nocompose build depends on %s", d)
+		}
+	}
+
+	lean := filepath.Join(t.TempDir(), "preflight-nocompose")
+	build := exec.Command(goTool, "build", "-tags", "nocompose", "-o", lean, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags nocompose: %v\n%s", err, b)
+	}
+	exitOf := func(err error) int {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	}
+
+	dir := filepath.Join(t.TempDir(), "proj")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), []byte("services:\n  app:\n    image: x\n    volumes: [\"./data:/data\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(lean, "compose", "--docker", "off", "-f", filepath.Join(dir, "compose.yaml"))
+	cmd.Stderr = &stderr
+	if code := exitOf(cmd.Run()); code != exitInternal {
+		t.Errorf("compose in the nocompose build exited %d, want %d; stderr: %s", code, exitInternal, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "built without compose support") || !strings.Contains(stderr.String(), "hint:") {
+		t.Errorf("compose in the nocompose build printed %q, want the error and a hint", stderr.String())
+	}
+
+	data := t.TempDir()
+	stderr.Reset()
+	cmd = exec.Command(lean, "run", "--docker", "off", "--data-dir", data, "--", "/bin/sh", "-c", "exit 7")
+	cmd.Stderr = &stderr
+	if code := exitOf(cmd.Run()); code != 7 {
+		t.Errorf("run in the nocompose build exited %d, want the application's 7; stderr: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "checked: "+data) {
+		t.Errorf("run in the nocompose build logged %q, want the checked line", stderr.String())
+	}
+}
+
+// `preflight run` parses with a tree of run alone (runCLI): its help and
+// its flags must be those of the full tree.
+func TestRunTreeMatchesFullTree(t *testing.T) {
+	help := func(model any) string {
+		var out bytes.Buffer
+		p, err := kong.New(model, kong.Name("preflight"), kong.Description(description),
+			kong.Writers(&out, &out), kong.Exit(func(int) {}), kong.DefaultEnvars("PREFLIGHT"),
+			kong.ConfigureHelp(kong.HelpOptions{Compact: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = p.Parse([]string{"run", "--help"})
+		return out.String()
+	}
+	full, alone := help(&CLI{}), help(&runCLI{})
+	if full == "" || full != alone {
+		t.Errorf("run --help differs between the full tree and the run tree:\n--- full\n%s\n--- run alone\n%s", full, alone)
+	}
+	stdout, stderr, code := runMain(t, "run", "--help")
+	if code != 0 || stdout != full {
+		t.Errorf("preflight run --help: exit %d, stdout %q, stderr %q; want the full tree's help", code, stdout, stderr)
+	}
+}

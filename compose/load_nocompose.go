@@ -1,0 +1,10 @@
+//go:build nocompose
+
+package compose
+
+import "context"
+
+// Load returns ErrNotBuilt: this binary was built with the nocompose tag.
+func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
+	return nil, ErrNotBuilt
+}
