@@ -14,11 +14,15 @@
 //     AcceptWALLoss.
 //  3. Backup of the database, -wal and -shm (unless NoBackup), after a free
 //     space check, with every file and directory fsynced.
-//  4. Conversion on exactly one connection: PRAGMA wal_checkpoint(FULL),
+//  4. Conversion on one connection: PRAGMA wal_checkpoint(FULL),
 //     wal_checkpoint(TRUNCATE), journal_mode=DELETE
-//     (https://sqlite.org/wal.html, https://sqlite.org/pragma.html).
-//  5. Verification: quick_check (or integrity_check), every table's row
-//     count unchanged, and after closing: header bytes 18/19
+//     (https://sqlite.org/wal.html, https://sqlite.org/pragma.html). While
+//     the FULL checkpoint runs, a second, read-only connection counts every
+//     table's rows in one read transaction; it is closed before TRUNCATE
+//     and the mode change, which fail while any other connection exists.
+//  5. Verification: quick_check (or integrity_check) and every table's row
+//     count, on two read-only connections side by side, each count equal
+//     to the count before; after closing: header bytes 18/19
 //     (https://sqlite.org/fileformat2.html#database_header) and no -wal or
 //     -shm left.
 //

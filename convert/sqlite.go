@@ -64,24 +64,25 @@ func convertDB(ctx context.Context, path string, opts Options) (*Checkpoint, *Ve
 	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return nil, nil, sqlErr("read journal mode of "+path, err)
 	}
-	before, err := countRows(ctx, conn)
-	if err != nil {
+	var before []TableCount
+	var ck *Checkpoint
+	want := opts.To
+	if opts.To == ToDelete && mode == "wal" {
+		progress("checkpoint")
+		b, c, err := countWhileCheckpointing(ctx, conn, abs)
+		if c != nil && err == nil && (c.Busy != 0 || c.Log != c.Checkpointed) {
+			err = fmt.Errorf("checkpoint %s: busy %d, %d of %d frames copied: %w", path, c.Busy, c.Checkpointed, c.Log, ErrLocked)
+		}
+		if err != nil {
+			return c, nil, err
+		}
+		before, ck = b, c
+	} else if before, err = countRows(ctx, conn); err != nil {
 		return nil, nil, err
 	}
 
-	var ck *Checkpoint
-	want := opts.To
 	if opts.To == ToDelete {
 		if mode == "wal" {
-			progress("checkpoint")
-			c, err := checkpoint(ctx, conn, "FULL")
-			if err != nil {
-				return nil, nil, err
-			}
-			ck = &c
-			if c.Busy != 0 || c.Log != c.Checkpointed {
-				return ck, nil, fmt.Errorf("checkpoint %s: busy %d, %d of %d frames copied: %w", path, c.Busy, c.Checkpointed, c.Log, ErrLocked)
-			}
 			t, err := checkpoint(ctx, conn, "TRUNCATE")
 			if err != nil {
 				return ck, nil, err
@@ -189,6 +190,44 @@ func convertDB(ctx context.Context, path string, opts Options) (*Checkpoint, *Ve
 	return ck, v, nil
 }
 
+// countWhileCheckpointing counts every table's rows in one read
+// transaction on a second, read-only connection while conn copies the WAL
+// into the database file with wal_checkpoint(FULL), so the two passes over
+// the data overlap. The reader's snapshot is the newest one, which a FULL
+// checkpoint does not wait for, and it is the one being converted: the
+// guard found no writer, and FULL keeps writers out while it runs. The
+// reader is closed before this returns: wal_checkpoint(TRUNCATE) and the
+// journal mode change need conn alone. The checkpoint is nil when it did
+// not run.
+func countWhileCheckpointing(ctx context.Context, conn *sql.Conn, abs string) ([]TableCount, *Checkpoint, error) {
+	// A first read on conn builds the wal-index (recovery reads the whole
+	// WAL), so the reader does not wait for it within its busy timeout.
+	var cookie int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&cookie); err != nil {
+		return nil, nil, sqlErr("read "+abs, err)
+	}
+	var before []TableCount
+	var countErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		countErr = withConn(ctx, strings.Replace(DSN(abs), "mode=rw", "mode=ro", 1), func(c *sql.Conn) error {
+			var err error
+			before, err = countRows(ctx, c)
+			return err
+		})
+	}()
+	c, ckErr := checkpoint(ctx, conn, "FULL")
+	<-done
+	if ckErr != nil {
+		return nil, nil, ckErr
+	}
+	if countErr != nil {
+		return nil, &c, fmt.Errorf("count rows before the conversion: %w", countErr)
+	}
+	return before, &c, nil
+}
+
 // readOnly runs fn on one read-only connection to the database at abs.
 // A WAL database is opened read-write instead: a read-only connection
 // would leave -wal and -shm behind when it closes.
@@ -197,6 +236,11 @@ func readOnly(ctx context.Context, abs string, fn func(*sql.Conn) error) error {
 	if h, err := sqlitefile.Inspect(abs); err != nil || h.JournalMode != sqlitefile.JournalWAL {
 		dsn = strings.Replace(dsn, "mode=rw", "mode=ro", 1)
 	}
+	return withConn(ctx, dsn, fn)
+}
+
+// withConn runs fn on one connection opened with dsn, and closes it.
+func withConn(ctx context.Context, dsn string, fn func(*sql.Conn) error) error {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return err
