@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // SchemaEntry is one row of sqlite_schema
@@ -30,17 +31,17 @@ type SchemaEntry struct {
 const objDatabase = "database"
 
 var (
-	reTree      = regexp.MustCompile(`^Tree (\d+) page \d+`)
-	reOldTree   = regexp.MustCompile(`^On tree page (\d+)`)
-	rePage      = regexp.MustCompile(`^Page (\d+)\b(.*)$`)
-	reIndexMsg  = regexp.MustCompile(`(?:missing from index|wrong # of entries in index|non-unique entry in index) (.+)$`)
-	reNull      = regexp.MustCompile(`^NULL value in (.+)\.[^.]+$`)
-	reCheck     = regexp.MustCompile(`^CHECK constraint failed in (.+)$`)
-	reFTS5Index = regexp.MustCompile(`malformed inverted index for FTS5 table (.+)$`)
-	reFTS5Blob  = regexp.MustCompile(`fts5: .*from table "([^"]+)"`)
-	reRTree     = regexp.MustCompile(`^In RTree (.+?):`)
-	reUsing     = regexp.MustCompile(`(?is)\bUSING\s+(fts[345])\b`)
-	reDriverErr = regexp.MustCompile(`^database disk image is malformed( \(\d+\))?$`)
+	reTree      = lazyRegexp(`^Tree (\d+) page \d+`)
+	reOldTree   = lazyRegexp(`^On tree page (\d+)`)
+	rePage      = lazyRegexp(`^Page (\d+)\b(.*)$`)
+	reIndexMsg  = lazyRegexp(`(?:missing from index|wrong # of entries in index|non-unique entry in index) (.+)$`)
+	reNull      = lazyRegexp(`^NULL value in (.+)\.[^.]+$`)
+	reCheck     = lazyRegexp(`^CHECK constraint failed in (.+)$`)
+	reFTS5Index = lazyRegexp(`malformed inverted index for FTS5 table (.+)$`)
+	reFTS5Blob  = lazyRegexp(`fts5: .*from table "([^"]+)"`)
+	reRTree     = lazyRegexp(`^In RTree (.+?):`)
+	reUsing     = lazyRegexp(`(?is)\bUSING\s+(fts[345])\b`)
+	reDriverErr = lazyRegexp(`^database disk image is malformed( \(\d+\))?$`)
 )
 
 // ftsShadows lists the shadow-table suffixes of each full-text module
@@ -79,7 +80,7 @@ func Classify(messages []string, schema []SchemaEntry, dbPath string) []Damage {
 			c.byRoot[e.RootPage] = e
 		}
 		if e.Type == "table" && e.RootPage == 0 {
-			if m := reUsing.FindStringSubmatch(e.SQL); m != nil {
+			if m := reUsing().FindStringSubmatch(e.SQL); m != nil {
 				c.fts[strings.ToLower(e.Name)] = strings.ToLower(m[1])
 			}
 		}
@@ -93,7 +94,7 @@ func Classify(messages []string, schema []SchemaEntry, dbPath string) []Damage {
 		switch {
 		case m == "" || m == "ok" || strings.HasPrefix(m, "*** in database "):
 			continue
-		case reDriverErr.MatchString(m):
+		case reDriverErr().MatchString(m):
 			pending = append(pending, m)
 			continue
 		}
@@ -118,15 +119,15 @@ type classifier struct {
 }
 
 func (c *classifier) add(m string) {
-	if sm := reTree.FindStringSubmatch(m); sm != nil {
+	if sm := reTree().FindStringSubmatch(m); sm != nil {
 		c.root(sm[1], m, true)
 		return
 	}
-	if sm := reOldTree.FindStringSubmatch(m); sm != nil {
+	if sm := reOldTree().FindStringSubmatch(m); sm != nil {
 		c.root(sm[1], m, false)
 		return
 	}
-	if sm := rePage.FindStringSubmatch(m); sm != nil {
+	if sm := rePage().FindStringSubmatch(m); sm != nil {
 		if strings.Contains(sm[2], "never used") {
 			c.structural(m)
 			return
@@ -138,27 +139,27 @@ func (c *classifier) add(m string) {
 		c.structural(m)
 		return
 	}
-	if sm := reIndexMsg.FindStringSubmatch(m); sm != nil {
+	if sm := reIndexMsg().FindStringSubmatch(m); sm != nil {
 		c.named(unqualify(sm[1]), m)
 		return
 	}
-	if sm := reNull.FindStringSubmatch(m); sm != nil {
+	if sm := reNull().FindStringSubmatch(m); sm != nil {
 		c.named(unqualify(sm[1]), m)
 		return
 	}
-	if sm := reCheck.FindStringSubmatch(m); sm != nil {
+	if sm := reCheck().FindStringSubmatch(m); sm != nil {
 		c.named(unqualify(sm[1]), m)
 		return
 	}
-	if sm := reFTS5Index.FindStringSubmatch(m); sm != nil {
+	if sm := reFTS5Index().FindStringSubmatch(m); sm != nil {
 		c.ftsTable(unqualify(sm[1]), m)
 		return
 	}
-	if sm := reFTS5Blob.FindStringSubmatch(m); sm != nil {
+	if sm := reFTS5Blob().FindStringSubmatch(m); sm != nil {
 		c.ftsTable(unqualify(sm[1]), m)
 		return
 	}
-	if sm := reRTree.FindStringSubmatch(m); sm != nil {
+	if sm := reRTree().FindStringSubmatch(m); sm != nil {
 		c.named(unqualify(sm[1]), m)
 		return
 	}
@@ -202,7 +203,7 @@ func (c *classifier) named(name, m string) {
 		return
 	}
 	// Not in the schema we read (or no schema): guess from the message.
-	if reIndexMsg.MatchString(m) {
+	if reIndexMsg().MatchString(m) {
 		c.put(Damage{Kind: KindIndex, Object: name, Message: m, Repair: "REINDEX " + ident(name)})
 		return
 	}
@@ -351,11 +352,11 @@ func unqualify(name string) string {
 	return strings.Trim(name, "\"'`[]")
 }
 
-var reIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var reIdent = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ident quotes an SQL identifier unless it is a plain word.
 func ident(name string) string {
-	if reIdent.MatchString(name) {
+	if reIdent().MatchString(name) {
 		return name
 	}
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
@@ -378,16 +379,23 @@ func vacuumInto(dbPath string) string {
 	return fmt.Sprintf("sqlite3 %s %s", shell(dbPath), shell("VACUUM INTO "+lit))
 }
 
-var reShellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+var reShellSafe = lazyRegexp(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
 // shell quotes s for a POSIX shell: as is when safe, in double quotes when
 // that needs no escapes, else in single quotes.
 func shell(s string) string {
-	if reShellSafe.MatchString(s) {
+	if reShellSafe().MatchString(s) {
 		return s
 	}
 	if !strings.ContainsAny(s, "\"$`\\!") {
 		return `"` + s + `"`
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// lazyRegexp compiles expr on first use: preflight run starts every
+// container, and package-level regexps would be compiled at each start
+// whether a health check runs or not.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"time"
 )
@@ -26,7 +25,7 @@ const FSProbeSize = 32 << 10
 // whatever its pid: a probe lives for milliseconds.
 const fsProbeStale = time.Minute
 
-var reFSProbe = regexp.MustCompile(`^\.preflight-fsprobe-(\d+)-[0-9a-f]{16}$`)
+var reFSProbe = lazyRegexp(`^\.preflight-fsprobe-(\d+)-[0-9a-f]{16}$`)
 
 // FSResult is what ProbeFS learned about a directory's filesystem. Each
 // *Err field is empty when that step worked and holds the error text
@@ -87,7 +86,7 @@ func CleanupFSProbes(dir string) (removed []string, err error) {
 	}
 	var first error
 	for _, e := range entries {
-		m := reFSProbe.FindStringSubmatch(e.Name())
+		m := reFSProbe().FindStringSubmatch(e.Name())
 		if m == nil || !e.Type().IsRegular() {
 			continue
 		}
