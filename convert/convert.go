@@ -165,8 +165,10 @@ type Database struct {
 	// conversion (probes that could not run under AllowUnverified, WAL
 	// frames accepted as lost).
 	Notes []string `json:"notes,omitempty"`
-	// WAL is the WAL frame-chain validation, when a -wal existed.
-	WAL *wal.Report `json:"wal,omitempty"`
+	// WAL is the WAL frame-chain validation, when a -wal existed;
+	// WALScan how long it took.
+	WAL     *wal.Report   `json:"wal,omitempty"`
+	WALScan time.Duration `json:"wal_scan_ns,omitempty"`
 	// Quiet is the activity watch result on filesystems that needed it.
 	Watched time.Duration `json:"watched_ns,omitempty"`
 	// Backup is the backup made; nil with NoBackup or before one was made.
@@ -174,6 +176,10 @@ type Database struct {
 	// Checkpoint is the FULL checkpoint's result: frames in the log and
 	// frames checkpointed.
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// Conversion is the time from opening the connection to the journal
+	// mode change: WAL recovery, the checkpoints with the row counts
+	// before, the mode change (the part sqlite3 would do too).
+	Conversion time.Duration `json:"conversion_ns,omitempty"`
 	// Verified says what was checked after the conversion.
 	Verified *Verified `json:"verified,omitempty"`
 	// Duration is the wall time spent on this database.
@@ -223,6 +229,8 @@ type Verified struct {
 	// Tables are the row counts read in one read transaction before the
 	// conversion and again after it.
 	Tables []TableCount `json:"tables"`
+	// Duration is the time the verification took.
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // Failed reports whether any database was refused or failed.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/shell"
 
@@ -107,7 +108,9 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	d.Refusals = guard(rep, t, class, opts, &d)
 
 	if walFrames {
+		scan := time.Now()
 		wr, err := wal.ValidateFile(db.Path + "-wal")
+		d.WALScan = time.Since(scan)
 		if err != nil && !errors.Is(err, wal.ErrNotWAL) && !errors.Is(err, wal.ErrTruncatedHeader) {
 			return fail(fmt.Errorf("read %s-wal: %w", db.Path, err))
 		}
@@ -160,7 +163,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		d.Backup = b
 	}
 
-	ck, v, err := convertDB(ctx, db.Path, opts)
+	ck, v, err := convertDB(ctx, db.Path, opts, &d)
 	d.Checkpoint, d.Verified = ck, v
 	if err != nil {
 		hints := []string{}

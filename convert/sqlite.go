@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	_ "github.com/glebarez/go-sqlite" // registers driver "sqlite"
 
@@ -33,12 +34,14 @@ func DSN(path string) string {
 	return fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)", esc, busyTimeoutMS)
 }
 
-// convertDB runs the conversion of path to opts.To on exactly one
-// connection and verifies it; see the package comment. Every error leaves
+// convertDB runs the conversion of path to opts.To on one connection and
+// verifies it; see the package comment. It records in d how long the
+// conversion (open to mode change) and the verification took. Every error leaves
 // the database's content as it was (a checkpoint only copies committed pages
 // into the database file); an error before "PRAGMA journal_mode" leaves it in
 // its old mode.
-func convertDB(ctx context.Context, path string, opts Options) (*Checkpoint, *Verified, error) {
+func convertDB(ctx context.Context, path string, opts Options, d *Database) (*Checkpoint, *Verified, error) {
+	start := time.Now()
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, nil, err
@@ -102,8 +105,11 @@ func convertDB(ctx context.Context, path string, opts Options) (*Checkpoint, *Ve
 		}
 	}
 
+	d.Conversion = time.Since(start)
 	progress("verify")
+	start = time.Now()
 	v := &Verified{Check: "quick_check"}
+	defer func() { v.Duration = time.Since(start) }()
 	if opts.Verify == VerifyFull {
 		v.Check = "integrity_check"
 	}

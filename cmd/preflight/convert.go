@@ -165,6 +165,13 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 		if ck := d.Checkpoint; ck != nil {
 			fmt.Fprintf(&b, "  checkpoint: %d of %d frames copied into the database\n", ck.Checkpointed, ck.Log)
 		}
+		if d.Conversion > 0 {
+			fmt.Fprintf(&b, "  times: WAL scan %s, conversion %s", d.WALScan.Round(time.Millisecond), d.Conversion.Round(time.Millisecond))
+			if d.Verified != nil {
+				fmt.Fprintf(&b, ", verification %s", d.Verified.Duration.Round(time.Millisecond))
+			}
+			b.WriteString("\n")
+		}
 		if v := d.Verified; v != nil && d.Status == convert.StatusConverted {
 			var counts []string
 			for _, t := range v.Tables {
