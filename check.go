@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -229,7 +230,7 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options) DataD
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	if err := responsive(ctx, p, timeout); err != nil {
+	if err := fsbound.Responsive(ctx, p, timeout); err != nil {
 		d.Unresponsive = err.Error()
 		d.Exists = true // it is there, it does not answer
 		return d
@@ -317,34 +318,6 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options) DataD
 		d.Databases = append(d.Databases, Database{Database: db, Link: link, SidecarLinks: linked, Writers: []Writer{}, resolved: resolved})
 	}
 	return d
-}
-
-// responsive stats p and reads a few entries of it (when a directory)
-// within timeout. A stuck filesystem leaves the goroutine blocked; the check
-// goes on without it.
-func responsive(ctx context.Context, p string, timeout time.Duration) error {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fi, err := os.Stat(p)
-		if err != nil || !fi.IsDir() {
-			return
-		}
-		if f, err := os.Open(p); err == nil {
-			f.Readdirnames(16)
-			f.Close()
-		}
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return fmt.Errorf("%s did not answer a stat and directory read within %s", p, timeout)
-	}
 }
 
 // lookups are the paths whose mounts classify may look up: under (the

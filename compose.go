@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/probe/docker"
@@ -37,6 +38,9 @@ type ComposeOptions struct {
 	Ignore []string
 	// NoDisk skips reading bind sources and the host mount table.
 	NoDisk bool
+	// FSTimeout bounds how long a bind source may take to answer (see
+	// compose.Options.FSTimeout); zero means 5 s.
+	FSTimeout time.Duration
 	// HostMounts is a mount table to classify bind sources with; nil
 	// reads /proc/self/mountinfo.
 	HostMounts *mounts.Table
@@ -94,7 +98,7 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 	}
 	a, err := compose.Analyze(l, compose.Options{
 		DataDirs: opts.DataDirs, Catalogue: cat, Platform: opts.Platform, Engine: engine,
-		HostMounts: opts.HostMounts, NoDisk: opts.NoDisk, Live: live,
+		HostMounts: opts.HostMounts, NoDisk: opts.NoDisk, FSTimeout: opts.FSTimeout, Live: live,
 	})
 	if err != nil {
 		return nil, err

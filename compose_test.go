@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/compose"
@@ -212,5 +213,33 @@ func BenchmarkCheckCompose200(b *testing.B) {
 		if _, err := preflight.CheckCompose(context.Background(), composeOpts(file, "desktop")); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestComposeBindSourceUnresponsive: a bind source on a filesystem that
+// stops answering is left unread after --fs-timeout and said to be
+// unchecked, not passed as safe.
+func TestComposeBindSourceUnresponsive(t *testing.T) {
+	backing := t.TempDir()
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
+	mnt := testdb.StoppedFUSE(t, backing)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yaml")
+	yaml := fmt.Sprintf("services:\n  app:\n    image: example/app\n    labels:\n      io.preflight.data-dir: /data\n    volumes:\n      - %s:/data\n", mnt)
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := composeOpts(file, "linux")
+	opts.NoDisk, opts.FSTimeout = false, time.Second
+	start := time.Now()
+	res, err := preflight.CheckCompose(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("CheckCompose with a stopped bind source took %s, want about the 1s timeout", el)
+	}
+	if got := ids(res.Report); !strings.Contains(got, "bind-source-unchecked:warn") || res.Report.Verdict == preflight.VerdictOK {
+		t.Errorf("CheckCompose with a stopped bind source: findings %q, verdict %s; want bind-source-unchecked, not ok", got, res.Report.Verdict)
 	}
 }

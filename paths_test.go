@@ -1,10 +1,8 @@
 package preflight_test
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,24 +14,6 @@ import (
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 )
-
-// needFUSE skips (or, in CI, fails) unless FUSE mounts can be made here.
-func needFUSE(t *testing.T) {
-	t.Helper()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "needs root to mount"
-	} else if _, err := os.Stat("/dev/fuse"); err != nil {
-		why = "needs /dev/fuse"
-	}
-	if why == "" {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
-}
 
 // share mounts a FUSE loopback of a fresh directory under name and returns
 // the backing directory and the mountpoint.
@@ -74,7 +54,7 @@ func ids(r *preflight.Report) string {
 // directory from a network mount is judged where SQLite puts its -wal and
 // -shm: beside the target.
 func TestSymlinkToAnotherFilesystem(t *testing.T) {
-	needFUSE(t)
+	testdb.NeedFUSE(t)
 	backing, mnt := share(t, "sshfs") // fuse.sshfs, source "sshfs": network
 	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 2)
 	data := t.TempDir()
@@ -93,7 +73,7 @@ func TestSymlinkToAnotherFilesystem(t *testing.T) {
 // TestDotDotAfterSymlink: "link/.." is the kernel's parent of the link's
 // target, not the textual parent of the link.
 func TestDotDotAfterSymlink(t *testing.T) {
-	needFUSE(t)
+	testdb.NeedFUSE(t)
 	backing, mnt := share(t, "grpcfuse")
 	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
 	os.Mkdir(filepath.Join(backing, "sub"), 0o755)
@@ -110,7 +90,7 @@ func TestDotDotAfterSymlink(t *testing.T) {
 // TestHiddenMount: a bind mount on a path that a later mount on its parent
 // covers is not the one that serves the path.
 func TestHiddenMount(t *testing.T) {
-	needFUSE(t)
+	testdb.NeedFUSE(t)
 	parent := t.TempDir()
 	child := filepath.Join(parent, "child")
 	os.Mkdir(child, 0o755)
@@ -140,7 +120,7 @@ func TestHiddenMount(t *testing.T) {
 // TestDepthLimitOnUnsafeFS: databases below --max-depth are not seen, and
 // on an unsafe filesystem that is a warning, not "holds no database yet".
 func TestDepthLimitOnUnsafeFS(t *testing.T) {
-	needFUSE(t)
+	testdb.NeedFUSE(t)
 	backing, mnt := share(t, "grpcfuse")
 	deep := filepath.Join(backing, "a", "b", "c")
 	os.MkdirAll(deep, 0o755)
@@ -154,31 +134,9 @@ func TestDepthLimitOnUnsafeFS(t *testing.T) {
 // TestUnresponsiveFilesystem: a FUSE daemon that stops answering makes the
 // check report fs-unresponsive within the timeout instead of hanging.
 func TestUnresponsiveFilesystem(t *testing.T) {
-	needFUSE(t)
-	bin := filepath.Join(t.TempDir(), "fuseloop")
-	if out, err := exec.Command("go", "build", "-o", bin, "./internal/fuseloop/cmd/fuseloop").CombinedOutput(); err != nil {
-		t.Fatalf("build fuseloop: %v\n%s", err, out)
-	}
-	backing, mnt := t.TempDir(), t.TempDir()
+	backing := t.TempDir()
 	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
-	cmd := exec.Command(bin, "-name", "grpcfuse", backing, mnt)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Kill()
-		cmd.Wait()
-		syscall.Unmount(mnt, syscall.MNT_DETACH)
-	})
-	line, _ := bufio.NewReader(stderr).ReadString('\n')
-	if !strings.Contains(line, "mounted") {
-		t.Fatalf("fuseloop: %q", line)
-	}
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	mnt := testdb.StoppedFUSE(t, backing)
 	start := time.Now()
 	r := quickCheck(t, mnt)
 	if el := time.Since(start); el > 3*time.Second {

@@ -46,6 +46,23 @@ var composeRules = []rule{
 		remedy: composeBindRemedy,
 	},
 	{
+		Rule: Rule{"bind-source-unchecked", LevelWarn, "compose: on a native Linux engine, the host filesystem of a data directory's bind source could not be read or classified (it did not answer in time, or the mount table could not be read), so it may be a network or FUSE filesystem"}, onCompose: true,
+		match: func(s subject) (string, Level, bool) {
+			m := s.cm
+			if !m.DataDir || m.Type != "bind" || s.r.Compose.Platform.Kind != compose.PlatformLinux || m.HostFS != nil || m.HostFSError == "" {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s %s is a bind mount of host directory %s, whose filesystem was not checked: %s (%s)",
+				m.Key(), dataWhat(m), sourceShown(m), m.HostFSError, m.Why), confidenceLevel(m, LevelWarn), true
+		},
+		remedy: func(s subject) []string {
+			return appendDocs(s.cm, []string{
+				fmt.Sprintf("Find out what %s is on (findmnt -T %s); a directory that does not answer is often a network share whose server is down or a stuck FUSE daemon, where SQLite is not safe either", s.cm.Source, s.cm.Source),
+				"Or move the data to a named volume: preflight compose --diff shows the rewrite.",
+			})
+		},
+	},
+	{
 		Rule: Rule{"volume-on-network", LevelError, "compose: a data directory on a named volume whose driver_opts make it NFS or CIFS, or whose driver is not local"}, onCompose: true,
 		match: func(s subject) (string, Level, bool) {
 			m := s.cm

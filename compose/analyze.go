@@ -1,13 +1,16 @@
 package compose
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -168,9 +171,12 @@ type Mount struct {
 	Databases []string `json:"databases,omitempty"`
 	// HostFS is the host filesystem of a bind source (or a volume's bind
 	// device), classified from this machine's mount table.
-	HostFS      *mounts.Mount `json:"host_fs,omitempty"`
-	HostFSError string        `json:"host_fs_error,omitempty"`
-	Volume      *Volume       `json:"volume,omitempty"`
+	HostFS *mounts.Mount `json:"host_fs,omitempty"`
+	// HostFSError says why HostFS is missing: the source did not answer
+	// within Options.FSTimeout, the mount table could not be read, the
+	// path could not be resolved.
+	HostFSError string  `json:"host_fs_error,omitempty"`
+	Volume      *Volume `json:"volume,omitempty"`
 	// SharedWith lists the other service mounts (SERVICE:TARGET) that
 	// mount the same volume or bind source read-write.
 	SharedWith []string `json:"shared_with,omitempty"`
@@ -208,6 +214,8 @@ type Analysis struct {
 
 	loaded  *Loaded
 	locator *locator
+	// answered caches fsbound.Responsive per bind source.
+	answered map[string]error
 }
 
 // Options configure Analyze.
@@ -229,6 +237,11 @@ type Options struct {
 	// NoDisk skips reading bind sources (rule 4, host filesystems): for
 	// files from another machine and for tests.
 	NoDisk bool
+	// FSTimeout bounds how long a bind source may take to answer a stat
+	// and a directory read (a stuck FUSE daemon, a dead NFS server); one
+	// that does not is left unread, with Mount.HostFSError saying so. Zero
+	// means 5 s.
+	FSTimeout time.Duration
 	// Live is the engine's list of the project's containers (--live).
 	Live *docker.ProjectResult
 }
@@ -507,7 +520,9 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 			continue
 		}
 		if m.Type == types.VolumeTypeBind && !opts.NoDisk {
-			if dbs := sqliteFiles(m.Source); len(dbs) > 0 {
+			if err := a.answers(m.Source, opts.FSTimeout); err != nil {
+				m.HostFSError = err.Error()
+			} else if dbs := sqliteFiles(m.Source); len(dbs) > 0 {
 				m.Databases = dbs
 				if !m.DataDir || m.Confidence.rank() < Found.rank() {
 					mark(m, dataDir{m.Target, Found, RuleSQLiteFiles, fmt.Sprintf("the bind source %s holds SQLite databases (%s)", m.Source, strings.Join(baseNames(dbs), ", ")), nil})
@@ -538,7 +553,7 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 			m.NotData = "mounted read-only"
 			m.DataDir = false
 		}
-		if m.DataDir && m.Type == types.VolumeTypeBind && !opts.NoDisk {
+		if m.DataDir && m.Type == types.VolumeTypeBind && !opts.NoDisk && m.HostFSError == "" {
 			classifyHost(m, m.Source, table, a.HostMounts)
 		}
 		if m.DataDir && m.Volume != nil && m.Volume.BindDevice != "" && !opts.NoDisk {
@@ -546,7 +561,11 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 			if !filepath.IsAbs(dev) {
 				dev = filepath.Join(a.WorkingDir, dev)
 			}
-			classifyHost(m, dev, table, a.HostMounts)
+			if err := a.answers(dev, opts.FSTimeout); err != nil {
+				m.HostFSError = err.Error()
+			} else {
+				classifyHost(m, dev, table, a.HostMounts)
+			}
 		}
 	}
 	return out
@@ -578,6 +597,20 @@ func mark(m *Mount, d dataDir) {
 		m.App = d.app
 	}
 	m.NotData = ""
+}
+
+// answers reports whether the host path p answers a stat and a directory
+// read within timeout (fsbound.Responsive), asking once per path.
+func (a *Analysis) answers(p string, timeout time.Duration) error {
+	if a.answered == nil {
+		a.answered = map[string]error{}
+	}
+	err, ok := a.answered[p]
+	if !ok {
+		err = fsbound.Responsive(context.Background(), p, timeout)
+		a.answered[p] = err
+	}
+	return err
 }
 
 func classifyHost(m *Mount, hostPath string, table *mounts.Table, status string) {

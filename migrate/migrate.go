@@ -22,9 +22,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/probe/health"
 	"github.com/preflight-sqlite/preflight/probe/wal"
@@ -61,6 +63,12 @@ type Options struct {
 	// could not be read): for when the caller stopped every user of the
 	// data itself. A writer that was seen is never overridden.
 	AllowUnverified bool
+	// FSTimeout bounds how long From and To may take to answer a first
+	// stat and directory read (a stuck FUSE daemon, a dead NFS server);
+	// one that does not is refused before anything is copied. Zero means
+	// 5 s. The copy itself is not bounded: a filesystem that stops
+	// answering halfway stalls it.
+	FSTimeout time.Duration
 }
 
 // Database is one copied database.
@@ -121,6 +129,12 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	to, err := filepath.Abs(opts.To)
 	if err != nil {
 		return res, err
+	}
+	for _, p := range []string{from, to} {
+		if err := fsbound.Responsive(ctx, p, opts.FSTimeout); err != nil {
+			res.Refused = append(res.Refused, err.Error())
+			return res, fmt.Errorf("%w: %w", ErrRefused, err)
+		}
 	}
 	fi, err := os.Stat(from)
 	if err != nil || !fi.IsDir() {

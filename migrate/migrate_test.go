@@ -159,3 +159,24 @@ func TestRunRefusesBrokenWAL(t *testing.T) {
 		t.Errorf("Run with a broken WAL frame = %v (%q), want ErrRefused naming frame 3", err, res.Refused)
 	}
 }
+
+// A --from on a filesystem that stops answering is refused within
+// FSTimeout, before anything is read or created.
+func TestRunRefusesUnresponsiveSource(t *testing.T) {
+	backing := t.TempDir()
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
+	from := testdb.StoppedFUSE(t, backing)
+	to := filepath.Join(t.TempDir(), "new")
+	start := time.Now()
+	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: to, FSTimeout: time.Second,
+		Docker: docker.Options{Mode: docker.ModeOff}, AllowUnverified: true})
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("migrate from a stopped mount took %s, want about the 1s timeout", el)
+	}
+	if !errors.Is(err, migrate.ErrRefused) || len(res.Refused) == 0 || !strings.Contains(res.Refused[0], "did not answer") {
+		t.Errorf("migrate from a stopped mount: err %v, refused %q; want ErrRefused, did not answer", err, res.Refused)
+	}
+	if _, err := os.Stat(to); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("migrate from a stopped mount created --to: %v", err)
+	}
+}

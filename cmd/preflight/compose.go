@@ -45,6 +45,7 @@ type ComposeCmd struct {
 
 	Docker        string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Ask the Docker Engine API which engine runs binds: auto or off."`
 	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+	FSTimeout     time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a bind source to answer a stat and a directory read (a stuck FUSE daemon or NFS server); one that does not is left unread and reported."`
 }
 
 // Run analyses the project and prints the report with the rewrite
@@ -57,7 +58,7 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		Load: compose.LoadOptions{Files: c.File, ProjectDirectory: c.ProjectDirectory, ProjectName: c.ProjectName,
 			Profiles: c.Profile, EnvFiles: c.EnvFile},
 		DataDirs: c.DataDir, Platform: c.Platform, Live: c.Live, Ignore: c.Ignore,
-		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout},
+		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout}, FSTimeout: c.FSTimeout,
 		Plan:   compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: c.MigrateImage},
 	}
 	if g.Mountinfo != "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/fuseloop"
@@ -307,4 +308,19 @@ func skipOrFail(t *testing.T, why string) {
 		t.Fatal(why)
 	}
 	t.Skip(why)
+}
+
+// writers --host-path on a filesystem that stops answering exits 1 within
+// --fs-timeout instead of hanging.
+func TestWritersHostPathUnresponsive(t *testing.T) {
+	backing := t.TempDir()
+	mnt := testdb.StoppedFUSE(t, backing)
+	start := time.Now()
+	_, stderr, code, _ := runBin(t, []string{"DOCKER_HOST=unix:///nonexistent.sock"}, "writers", "--host-path", mnt, "--fs-timeout", "1s")
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("writers --host-path on a stopped mount took %s, want about the 1s timeout", el)
+	}
+	if code != exitInternal || !strings.Contains(stderr, "did not answer") {
+		t.Errorf("writers --host-path on a stopped mount: exit %d, stderr %q; want %d and did not answer", code, stderr, exitInternal)
+	}
 }

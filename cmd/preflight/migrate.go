@@ -19,6 +19,7 @@ type MigrateCmd struct {
 	Docker          string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Also look for other containers using the data through the Docker Engine API: auto or off."`
 	DockerTimeout   time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
 	AllowUnverified bool          `name:"allow-unverified" help:"Copy even when a live-writer probe could not run (no Docker API in a one-shot container): you stopped every user of the data yourself. A writer that was seen is never overridden."`
+	FSTimeout       time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for --from and --to to answer a first stat and directory read (a stuck FUSE daemon or NFS server): refused if they do not."`
 }
 
 // Run copies and verifies. Exit codes: 0 copied and verified, 3 refused (a
@@ -26,7 +27,8 @@ type MigrateCmd struct {
 // verify, 1 the copy failed, 2 bad usage.
 func (c *MigrateCmd) Run(g *Globals) error {
 	res, err := migrate.Run(context.Background(), migrate.Options{From: c.From, To: c.To,
-		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout}, AllowUnverified: c.AllowUnverified})
+		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout}, AllowUnverified: c.AllowUnverified,
+		FSTimeout: c.FSTimeout})
 	if c.Format == "json" {
 		res.Guard = nil
 		if werr := writeJSON(g, res); werr != nil {

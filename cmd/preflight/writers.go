@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 )
 
@@ -17,6 +18,7 @@ type WritersCmd struct {
 	HostPath      string        `name:"host-path" placeholder:"PATH" help:"List the containers whose bind mount source is this host directory, inside it, or contains it, read-write."`
 	Format        string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json."`
 	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+	FSTimeout     time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for --host-path to answer a stat (a stuck FUSE daemon or NFS server)."`
 }
 
 // Run lists the running, restarting and paused containers that write a
@@ -25,6 +27,13 @@ type WritersCmd struct {
 func (c *WritersCmd) Run(g *Globals) error {
 	if (c.Volume == "") == (c.HostPath == "") {
 		return usageError(errors.New("writers: give exactly one of --volume NAME or --host-path PATH"))
+	}
+	if c.HostPath != "" {
+		// The engine is asked about the path as this machine resolves it
+		// (symlinks): a path that does not answer would hang that.
+		if err := fsbound.Responsive(context.Background(), c.HostPath, c.FSTimeout); err != nil {
+			return &exitError{code: exitInternal, err: fmt.Errorf("writers: %w", err), hints: []string{"the host path is on a filesystem that does not answer: find what it is on with findmnt -T PATH"}}
+		}
 	}
 	res := docker.WritersOf(context.Background(), c.Volume, c.HostPath, docker.Options{Timeout: c.DockerTimeout})
 	if c.Format == "json" {

@@ -1,0 +1,56 @@
+// Package fsbound bounds how long a caller waits on a filesystem that may
+// stop answering: a stuck FUSE daemon, a dead NFS or SMB server, a VM
+// share whose host side went away. A stat(2) on such a path blocks in the
+// kernel, uninterruptibly for a hard NFS mount, so the call runs in its own
+// goroutine and the caller stops waiting after the timeout. A call that
+// never returns keeps its goroutine (and an OS thread) until the process
+// exits; preflight's commands are short-lived.
+package fsbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// DefaultTimeout is the wait used when a caller passes zero.
+const DefaultTimeout = 5 * time.Second
+
+// ErrNoAnswer is wrapped by the errors of Responsive when the path did not
+// answer within the timeout.
+var ErrNoAnswer = errors.New("did not answer")
+
+// Responsive returns nil when p answers a stat(2) and, for a directory, a
+// read of its first 16 entries within timeout (zero means DefaultTimeout),
+// whatever those calls return: a missing or unreadable path answered. It
+// returns an error wrapping ErrNoAnswer after the timeout, or ctx.Err()
+// when ctx ends first.
+func Responsive(ctx context.Context, p string, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() {
+			return
+		}
+		if f, err := os.Open(p); err == nil {
+			_, _ = f.Readdirnames(16)
+			f.Close()
+		}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return fmt.Errorf("%s %w a stat and directory read within %s", p, ErrNoAnswer, timeout)
+	}
+}

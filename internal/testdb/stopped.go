@@ -1,0 +1,65 @@
+package testdb
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// NeedFUSE skips the test (fails it under CI=true) unless this process
+// can mount FUSE filesystems: root and /dev/fuse.
+func NeedFUSE(t testing.TB) {
+	t.Helper()
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "needs root to mount"
+	} else if _, err := os.Stat("/dev/fuse"); err != nil {
+		why = "needs /dev/fuse"
+	}
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+// StoppedFUSE mounts backing on a new directory through the fuseloop
+// helper (a FUSE loopback shown as fuse.grpcfuse), then stops the helper
+// with SIGSTOP: every call into the mount blocks, as on a stuck FUSE
+// daemon or a dead NFS server, until cleanup resumes it, kills it and
+// detaches the mount. It skips (fails under CI=true) without root or
+// /dev/fuse.
+func StoppedFUSE(t testing.TB, backing string) (mnt string) {
+	t.Helper()
+	NeedFUSE(t)
+	bin := filepath.Join(t.TempDir(), "fuseloop")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/preflight-sqlite/preflight/internal/fuseloop/cmd/fuseloop").CombinedOutput(); err != nil {
+		t.Fatalf("build fuseloop: %v\n%s", err, out)
+	}
+	mnt = t.TempDir()
+	cmd := exec.Command(bin, "-name", "grpcfuse", backing, mnt)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		cmd.Wait()
+		syscall.Unmount(mnt, syscall.MNT_DETACH)
+	})
+	line, _ := bufio.NewReader(stderr).ReadString('\n')
+	if !strings.Contains(line, "mounted") {
+		t.Fatalf("fuseloop: %q", line)
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	return mnt
+}
