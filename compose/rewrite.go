@@ -315,7 +315,7 @@ func volumeSplice(d *doc, names []string, unit int) (*splice, error) {
 	case kn == nil:
 		at := docEnd(d)
 		pre := nl(at)
-		if at > 0 && !bytes.HasSuffix(d.src, []byte("\n\n")) {
+		if at > 0 && !bytes.HasSuffix(d.src, []byte("\n\n")) && !bytes.HasSuffix(d.src, []byte("\n\r\n")) {
 			pre += "\n"
 		}
 		return &splice{at, at, pre + "volumes:\n" + block(unit)}, nil
@@ -419,8 +419,15 @@ func flowEnd(src []byte, open int) int {
 	return -1
 }
 
-// apply performs non-overlapping splices on a copy of src.
+// apply performs non-overlapping splices on a copy of src. In a file whose
+// lines end in CRLF (written on Windows), the line breaks of the inserted
+// text do too.
 func apply(src []byte, sp []splice) ([]byte, error) {
+	if crlf(src) {
+		for i := range sp {
+			sp[i].text = strings.ReplaceAll(strings.ReplaceAll(sp[i].text, "\r\n", "\n"), "\n", "\r\n")
+		}
+	}
 	sort.Slice(sp, func(i, j int) bool {
 		if sp[i].start != sp[j].start {
 			return sp[i].start < sp[j].start
@@ -560,4 +567,10 @@ func splitLines(b []byte) []string {
 		lines[len(lines)-1] += "\n"
 	}
 	return lines
+}
+
+// crlf reports whether most of src's lines end in CRLF.
+func crlf(src []byte) bool {
+	n := bytes.Count(src, []byte("\n"))
+	return n > 0 && bytes.Count(src, []byte("\r\n"))*2 > n
 }

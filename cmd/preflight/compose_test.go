@@ -209,3 +209,40 @@ func snapshot(t *testing.T, dir string) map[string][]byte {
 	}
 	return out
 }
+
+// TestComposeWriteCRLF: in a compose file written on Windows (CRLF line
+// ends), the lines --write adds end in CRLF too, and the file still loads.
+func TestComposeWriteCRLF(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yaml")
+	src := "services:\r\n  app:\r\n    image: example/app\r\n    labels:\r\n      io.preflight.data-dir: /data\r\n    volumes:\r\n      - ./data:/data   # the database\r\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"compose", "--docker", "off", "--platform", "desktop", "-f", file}
+	if _, errOut, code := runMain(t, append(args, "--write")...); code != 0 {
+		t.Fatalf("--write: exit %d\nstderr: %s", code, errOut)
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) == src {
+		t.Fatal("--write left the file as it was")
+	}
+	if n, crlf := bytes.Count(got, []byte("\n")), bytes.Count(got, []byte("\r\n")); n != crlf {
+		t.Errorf("after --write, %d of %d line ends are CRLF:\n%q", crlf, n, got)
+	}
+	if !bytes.Contains(got, []byte("\r\nvolumes:\r\n")) {
+		t.Errorf("after --write, no top-level volumes: block:\n%q", got)
+	}
+	out, errOut, _ := runMain(t, append(args, "--format", "json")...)
+	var r preflight.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("json after --write: %v\n%s%s", err, out, errOut)
+	}
+	if len(r.Compose.Rewrites) != 0 {
+		t.Errorf("after --write, still proposes %d rewrites", len(r.Compose.Rewrites))
+	}
+	composeConfig(t, dir, []string{"-f", file})
+}
