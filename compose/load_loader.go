@@ -10,6 +10,9 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 )
 
+// Built is true in the full build: Load loads projects.
+const Built = true
+
 // Load loads the project with Compose's own semantics: files merged in
 // order, include, extends, .env and --env-file interpolation, profiles,
 // relative paths resolved against the project directory.

@@ -95,6 +95,9 @@ type Options struct {
 	// Watch is the quiet period required on cross-vm, network, fuse and
 	// unknown filesystems; 0 means DefaultWatch.
 	Watch time.Duration
+	// Entrypoint says Run is the entrypoint's --on-unsafe convert policy
+	// (Policy sets it): notes name that choice instead of convert's flags.
+	Entrypoint bool
 	// Confirmed is the operator's statement that nothing outside this
 	// machine has the database open (--yes, or choosing the entrypoint's
 	// convert policy). Without it Confirm is asked.

@@ -61,6 +61,15 @@ func TestUnsafeFSNeedsConfirmation(t *testing.T) {
 	}
 	wantUntouched(t, path, before)
 
+	// A dry run watches but does not ask: it says the real run will.
+	o.DryRun = true
+	d = one(t, run(t, o), convert.StatusWouldConvert)
+	if !strings.Contains(strings.Join(d.Notes, "; "), "will ask to confirm") {
+		t.Errorf("dry run on cross-vm: notes %q, want that the conversion will ask", d.Notes)
+	}
+	wantUntouched(t, path, before)
+	o.DryRun = false
+
 	asked := ""
 	o.Confirm = func(p, statement string) bool { asked = statement; return true }
 	d = one(t, run(t, o), convert.StatusConverted)

@@ -226,7 +226,11 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 	if len(unverified) > 0 {
 		msg := "a live-writer probe could not run, so a writer may have been missed: " + strings.Join(unverified, "; ")
 		if opts.AllowUnverified {
-			d.Notes = append(d.Notes, msg+" (--allow-unverified)")
+			why := " (--allow-unverified)"
+			if opts.Entrypoint {
+				why = " (the --on-unsafe convert policy converts when no writer was seen)"
+			}
+			d.Notes = append(d.Notes, msg+why)
 		} else {
 			out = append(out, Refusal{Reason: "unverified", Message: msg,
 				Remedy: []string{"give preflight access to what it could not see (the Docker API: DOCKER_HOST or the socket; /proc entries: run as root, though some, such as a sandbox's PID 1, stay unreadable even then)",
@@ -280,8 +284,18 @@ func farSide(ctx context.Context, t target, class mounts.Class, opts Options, d 
 			Remedy:  []string{"stop the program that uses it on the host or the other machine, then run convert again"}}}
 	}
 	statement := fmt.Sprintf("%s is on a %s filesystem: processes on the other side (the host behind a VM share, other network clients) are invisible to every probe. Its files stayed unchanged for %s. Confirm that nothing outside this machine has it open", t.db.Path, class, opts.Watch)
-	if opts.Confirmed || opts.Confirm != nil && opts.Confirm(t.db.Path, statement) {
-		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; the operator confirmed that nothing outside this machine has it open", class, opts.Watch))
+	switch {
+	case opts.Entrypoint:
+		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; choosing --on-unsafe convert stands for the operator's confirmation that nothing outside this machine has it open", class, opts.Watch))
+		return nil
+	case opts.Confirmed:
+		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; the operator confirmed (--yes) that nothing outside this machine has it open", class, opts.Watch))
+		return nil
+	case opts.DryRun:
+		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; the conversion will ask to confirm that nothing outside this machine has it open (on a terminal, or --yes)", class, opts.Watch))
+		return nil
+	case opts.Confirm != nil && opts.Confirm(t.db.Path, statement):
+		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; the operator confirmed on the terminal that nothing outside this machine has it open", class, opts.Watch))
 		return nil
 	}
 	return []Refusal{{Reason: "needs-confirmation", Message: statement + " (no terminal to ask, or not confirmed)",

@@ -131,7 +131,7 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 		return nil, nil, nil
 	}
 	check.Writers.Starting = false
-	res, err = Run(ctx, Options{Check: check, Paths: paths, To: ToDelete, Confirmed: true, AllowUnverified: true})
+	res, err = Run(ctx, Options{Check: check, Paths: paths, To: ToDelete, Confirmed: true, AllowUnverified: true, Entrypoint: true})
 	if err != nil {
 		return res, nil, err
 	}

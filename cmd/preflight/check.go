@@ -56,7 +56,7 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 		return opts, usageError(fmt.Errorf("--docker-timeout %s: must be positive", f.DockerTimeout))
 	}
 	if len(opts.Paths) == 0 {
-		return opts, usageError(errors.New("no data directory given"), "pass --data-dir DIR (check also takes PATH arguments), or set PREFLIGHT_DATA_DIR")
+		return opts, usageError(errors.New("no data directory given"), "pass --data-dir DIR or set PREFLIGHT_DATA_DIR (check and convert also take PATH arguments)")
 	}
 	if f.MaxDepth < 1 {
 		return opts, usageError(fmt.Errorf("--max-depth %d: must be at least 1 (1 = files directly in the data directory)", f.MaxDepth))

@@ -160,17 +160,25 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 			fmt.Fprintf(&b, "  wal: %d valid frames, %d committed transactions\n", d.WAL.ValidFrames, d.WAL.CommittedTxns)
 		}
 		if bk := d.Backup; bk != nil {
-			fmt.Fprintf(&b, "  backup: %s (%d files, %d bytes, %s)\n", bk.Dir, len(bk.Files), bk.Bytes, bk.Duration.Round(time.Millisecond))
+			files := "files"
+			if len(bk.Files) == 1 {
+				files = "file"
+			}
+			fmt.Fprintf(&b, "  backup: %s (%d %s, %d bytes, %s)\n", bk.Dir, len(bk.Files), files, bk.Bytes, shortDuration(bk.Duration))
 		}
 		if ck := d.Checkpoint; ck != nil {
 			fmt.Fprintf(&b, "  checkpoint: %d of %d frames copied into the database\n", ck.Checkpointed, ck.Log)
 		}
 		if d.Conversion > 0 {
-			fmt.Fprintf(&b, "  times: WAL scan %s, conversion %s", d.WALScan.Round(time.Millisecond), d.Conversion.Round(time.Millisecond))
-			if d.Verified != nil {
-				fmt.Fprintf(&b, ", verification %s", d.Verified.Duration.Round(time.Millisecond))
+			var times []string
+			if d.WAL != nil {
+				times = append(times, "WAL scan "+shortDuration(d.WALScan))
 			}
-			b.WriteString("\n")
+			times = append(times, "conversion "+shortDuration(d.Conversion))
+			if d.Verified != nil {
+				times = append(times, "verification "+shortDuration(d.Verified.Duration))
+			}
+			fmt.Fprintf(&b, "  times: %s\n", strings.Join(times, ", "))
 		}
 		if v := d.Verified; v != nil && d.Status == convert.StatusConverted {
 			var counts []string
@@ -302,4 +310,13 @@ func convertedBefore(g *Globals, logFormat string, paths []string) []string {
 		logLine(g.stderr, logFormat, preflight.LevelWarn, "state-unreadable", "", e.Error(), nil)
 	}
 	return out
+}
+
+// shortDuration rounds d for a human: to the millisecond from 1 ms up, to
+// the microsecond below.
+func shortDuration(d time.Duration) string {
+	if d >= time.Millisecond {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Microsecond).String()
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/preflight-sqlite/preflight/compose"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -60,6 +61,22 @@ type CLI struct {
 	Convert ConvertCmd `cmd:"" help:"Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification."`
 	Compose ComposeCmd `cmd:"" help:"Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (--check)."`
 	Migrate MigrateCmd `cmd:"" help:"Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify."`
+}
+
+// hideCompose leaves `compose` out of --help in a build without it
+// (-tags nocompose) and says so in its own help; running it still exits 1
+// with the reason.
+func hideCompose(k *kong.Kong) error {
+	if compose.Built {
+		return nil
+	}
+	for _, n := range k.Model.Children {
+		if n.Name == "compose" {
+			n.Hidden = true
+			n.Help = "Not in this build (-tags nocompose, the image's binary): " + n.Help
+		}
+	}
+	return nil
 }
 
 // runCLI is the command tree when the first argument is "run": the same
@@ -121,6 +138,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		// images configure their entrypoints through ENV.
 		kong.DefaultEnvars("PREFLIGHT"),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.PostBuild(hideCompose),
 	)
 	if err != nil {
 		return report(stderr, fmt.Errorf("build command line: %w", err))

@@ -64,6 +64,18 @@ func TestNoComposeBuild(t *testing.T) {
 		t.Errorf("compose in the nocompose build printed %q, want the error and a hint", stderr.String())
 	}
 
+	// --help does not offer it.
+	help, err := exec.Command(lean, "--help").Output()
+	if err != nil {
+		t.Fatalf("--help: %v", err)
+	}
+	if strings.Contains(string(help), "\n  compose") {
+		t.Errorf("--help of the nocompose build lists compose:\n%s", help)
+	}
+	if !strings.Contains(string(help), "\n  convert") {
+		t.Errorf("--help of the nocompose build lists no convert:\n%s", help)
+	}
+
 	data := t.TempDir()
 	stderr.Reset()
 	cmd = exec.Command(lean, "run", "--docker", "off", "--data-dir", data, "--", "/bin/sh", "-c", "exit 7")
