@@ -311,6 +311,36 @@ func TestConvertEscapedPath(t *testing.T) {
 	}
 }
 
+// A path that contains "mode=rw" (the text of the URI parameter) opens
+// that database and no other, and a user table whose name starts like
+// SQLite's own (sqlitex_t) is counted.
+func TestConvertPathWithModeText(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"mode=rw", "mode=ro"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(root, "mode=rw", "t.db")
+	hotWAL(t, path, 100)
+	// A decoy where a wrong replacement of mode=rw would lead.
+	testdb.Make(t, filepath.Join(root, "mode=ro", "t.db"), "delete", 7)
+	db, err := sql.Open("sqlite", testdb.DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, `create table sqlitex_t(a); insert into sqlitex_t values (1), (2), (3)`)
+	db.Close()
+	d := one(t, run(t, opts(path)), convert.StatusConverted)
+	got := map[string]int64{}
+	for _, tc := range d.Verified.Tables {
+		got[tc.Table] = tc.After
+	}
+	if got["t"] != 100 || got["u"] != 10 || got["sqlitex_t"] != 3 || len(got) != 3 {
+		t.Errorf("row counts %v, want t 100, u 10, sqlitex_t 3 and no other table", got)
+	}
+}
+
 func TestRefuseOpenConnection(t *testing.T) {
 	if _, err := exec.LookPath("sqlite3"); err != nil {
 		t.Skip("sqlite3 not found")

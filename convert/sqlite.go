@@ -29,9 +29,12 @@ const busyTimeoutMS = 1000
 // with a short busy timeout. Without the file: prefix the driver cuts the
 // query string off and opens read-write-create; "?", "#" and "%" in the path
 // are escaped (https://sqlite.org/uri.html).
-func DSN(path string) string {
+func DSN(path string) string { return dsnMode(path, "rw") }
+
+// dsnMode is DSN with SQLite's open mode: "rw" or "ro".
+func dsnMode(path, mode string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)", esc, busyTimeoutMS)
+	return fmt.Sprintf("file:%s?mode=%s&_pragma=busy_timeout(%d)", esc, mode, busyTimeoutMS)
 }
 
 // convertDB runs the conversion of path to opts.To on one connection and
@@ -217,7 +220,7 @@ func countWhileCheckpointing(ctx context.Context, conn *sql.Conn, abs string) ([
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		countErr = withConn(ctx, strings.Replace(DSN(abs), "mode=rw", "mode=ro", 1), func(c *sql.Conn) error {
+		countErr = withConn(ctx, dsnMode(abs, "ro"), func(c *sql.Conn) error {
 			var err error
 			before, err = countRows(ctx, c)
 			return err
@@ -238,9 +241,9 @@ func countWhileCheckpointing(ctx context.Context, conn *sql.Conn, abs string) ([
 // A WAL database is opened read-write instead: a read-only connection
 // would leave -wal and -shm behind when it closes.
 func readOnly(ctx context.Context, abs string, fn func(*sql.Conn) error) error {
-	dsn := DSN(abs)
-	if h, err := sqlitefile.Inspect(abs); err != nil || h.JournalMode != sqlitefile.JournalWAL {
-		dsn = strings.Replace(dsn, "mode=rw", "mode=ro", 1)
+	dsn := dsnMode(abs, "ro")
+	if h, err := sqlitefile.Inspect(abs); err == nil && h.JournalMode == sqlitefile.JournalWAL {
+		dsn = DSN(abs)
 	}
 	return withConn(ctx, dsn, fn)
 }
@@ -297,7 +300,7 @@ func countRows(ctx context.Context, conn *sql.Conn) ([]TableCount, error) {
 }
 
 func countIn(ctx context.Context, conn *sql.Conn) ([]TableCount, error) {
-	rows, err := conn.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name`)
+	rows, err := conn.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND lower(substr(name, 1, 7)) <> 'sqlite_' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name`)
 	if err != nil {
 		return nil, sqlErr("read schema", err)
 	}
