@@ -197,3 +197,33 @@ func TestSidecarSymlink(t *testing.T) {
 		t.Errorf("Check(database with a symlinked -wal) findings = %q, want sidecar-symlink:error", got)
 	}
 }
+
+// TestWALWithoutDatabase: an empty database file beside a -wal with frames
+// is an error on any filesystem (SQLite deletes that -wal at the next
+// open), not a new database, and the check leaves the files as they were.
+func TestWALWithoutDatabase(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.db")
+	db := testdb.Open(t, path, "wal", 3)
+	if _, err := db.Exec("PRAGMA wal_autocheckpoint=0; insert into t(v) values ('x')"); err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.ReadFile(path + "-wal")
+	if err != nil || len(wal) == 0 {
+		t.Fatalf("-wal: %d bytes, %v", len(wal), err)
+	}
+	db.Close() // checkpoints and removes the -wal: put it back beside an empty file
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+"-wal", wal, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := quickCheck(t, dir)
+	if got := ids(r); got != "wal-without-database:error" || r.Verdict != preflight.VerdictUnsafe {
+		t.Errorf("Check(empty database, -wal with frames) findings = %q, verdict %s; want wal-without-database:error, unsafe", got, r.Verdict)
+	}
+	if b, _ := os.ReadFile(path + "-wal"); len(b) != len(wal) {
+		t.Errorf("-wal is %d bytes after the check, want %d", len(b), len(wal))
+	}
+}

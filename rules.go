@@ -260,9 +260,25 @@ var rules = []rule{
 		},
 	},
 	{
+		Rule: Rule{"wal-without-database", LevelError, "the database file is empty or missing but its -wal holds frames: SQLite sees an empty database and deletes that -wal at the next open, with the data in it"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if !s.db.New || s.db.WAL.SizeBytes == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is empty (%d bytes) but its -wal holds %d bytes: the data is in the WAL, and the next open (the application's, or sqlite3's) sees an empty database and deletes the -wal", filepath.Base(s.db.Path), s.db.SizeBytes, s.db.WAL.SizeBytes), "", true
+		},
+		remedy: func(s subject) []string {
+			q := shell.Quote(s.db.Path)
+			return []string{
+				"Do not start the application or open the database. Copy the files aside first: cp -a " + q + "* SAFE_DIR/ (the database, -wal and -shm).",
+				"Then restore the database file from a backup (the -wal's frames hold the pages written since the last checkpoint, not necessarily the whole database); how the file was emptied (a copy that skipped it, a truncation, a full disk) is worth finding out before the next start.",
+			}
+		},
+	},
+	{
 		Rule: Rule{"new-db-on-unsafe-fs", LevelInfo, ""}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
-			if !s.db.New || !unsafeForWAL(s.class()) {
+			if !s.db.New || s.db.WAL.SizeBytes > 0 || !unsafeForWAL(s.class()) {
 				return "", "", false
 			}
 			return fmt.Sprintf("%s is new (empty) and is on a %s filesystem (%s)", filepath.Base(s.db.Path), s.class(), s.mount().Reason), "", true

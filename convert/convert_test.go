@@ -611,3 +611,19 @@ func TestDSN(t *testing.T) {
 		}
 	}
 }
+
+// An empty database file beside a -wal with frames: SQLite would delete
+// the -wal on open. Convert refuses and touches nothing.
+func TestWALWithoutDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.db")
+	hotWAL(t, path, 100)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	before := files(t, path)
+	d := one(t, run(t, opts(path)), convert.StatusFailed)
+	if !strings.Contains(d.Error, "is empty but its -wal holds") {
+		t.Errorf("error = %q, want the empty database with a -wal", d.Error)
+	}
+	wantUntouched(t, path, before)
+}

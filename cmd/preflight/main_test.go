@@ -324,3 +324,33 @@ func TestWritersHostPathUnresponsive(t *testing.T) {
 		t.Errorf("writers --host-path on a stopped mount: exit %d, stderr %q; want %d and did not answer", code, stderr, exitInternal)
 	}
 }
+
+// run does not start the application over an empty database file whose
+// -wal holds frames (it would delete them), whatever --on-unsafe says.
+func TestRunRefusesWALWithoutDatabase(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.db")
+	db := testdb.Open(t, path, "wal", 3)
+	if _, err := db.Exec("PRAGMA wal_autocheckpoint=0; insert into t(v) values ('x')"); err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.ReadFile(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+"-wal", wal, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code, _ := runBin(t, nil, "run", "--docker", "off", "--data-dir", dir, "--", "/bin/echo", "started")
+	if code != exitUnsafe || strings.Contains(out, "started") || !strings.Contains(stderr, "start-refused") {
+		t.Errorf("run over an empty database with a -wal: exit %d, stdout %q, stderr %q; want %d, not started", code, out, stderr, exitUnsafe)
+	}
+	out, _, code, _ = runBin(t, nil, "run", "--docker", "off", "--ignore", "wal-without-database", "--data-dir", dir, "--", "/bin/echo", "started")
+	if code != 0 || !strings.Contains(out, "started") {
+		t.Errorf("run --ignore wal-without-database: exit %d, stdout %q; want the application started", code, out)
+	}
+}

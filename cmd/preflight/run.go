@@ -67,6 +67,15 @@ func (c *RunCmd) Run(g *Globals) error {
 				return err
 			}
 		}
+		// Starting the application would delete the only copy of the data
+		// (SQLite removes a -wal beside an empty database file on open):
+		// whatever --on-unsafe says, unless the finding is ignored.
+		for _, f := range r.Findings {
+			if f.ID == "wal-without-database" && f.Level == preflight.LevelError {
+				logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", f.Path, fmt.Sprintf("not starting %s: opening the database would delete its -wal and the data in it (--ignore wal-without-database to start anyway)", argv[0]), nil)
+				return &exitError{code: exitUnsafe}
+			}
+		}
 		if r.Verdict == preflight.VerdictUnsafe && c.OnUnsafe == "fail" {
 			logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", "", fmt.Sprintf("not starting %s: unsafe (--on-unsafe fail)", argv[0]), nil)
 			return &exitError{code: exitUnsafe}
