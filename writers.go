@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -182,11 +183,22 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	}
 
 	var wg sync.WaitGroup
+	// The Docker probe asks about each database, not only its data
+	// directory: a database can sit on another mount than its directory (a
+	// nested bind mount, a single-file bind, a symlink into another
+	// mount), and a container that mounts only part of a data directory
+	// writes only the databases in that part.
+	dockerPaths := slices.Clone(dirPaths)
+	for _, db := range dbs {
+		if !slices.Contains(dockerPaths, db.Path) {
+			dockerPaths = append(dockerPaths, db.Path)
+		}
+	}
 	if len(dirPaths) > 0 && opts.Docker.Mode != docker.ModeOff {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f.docker = docker.Probe(ctx, dirPaths, opts.Docker)
+			f.docker = docker.Probe(ctx, dockerPaths, opts.Docker)
 		}()
 	} else {
 		f.docker = docker.Result{Status: docker.StatusOff}
@@ -336,7 +348,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 	p.Docker = f.docker.Status
 	containers := 0
 	for _, cw := range f.docker.Writers {
-		if cw.Path != d.Path || r.Container != nil && cw.Container.ID == r.Container.ID {
+		if cw.Path != db.Path || r.Container != nil && cw.Container.ID == r.Container.ID {
 			continue // with --container, that container is the one checked, not another writer
 		}
 		c := cw.Container

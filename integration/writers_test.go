@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/fuseloop"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
 // dockerSocket is the engine socket bind-mounted into containers that
@@ -795,4 +796,43 @@ func TestWriterSelfNotReported(t *testing.T) {
 	wantFinding(t, rep, "live-writer-process", "/data/app.db", "info")
 	wantNoFinding(t, rep, "live-writer-container")
 	wantNoFinding(t, rep, "multiple-writers")
+}
+
+// 4b. Each database is matched to the mount it is on, not to its data
+// directory's: a writer of a host directory bind-mounted below /data (on
+// a named volume) writes /data/sub/app.db, and is not taken for a writer
+// of the volume's own database.
+func TestWriterNestedBind(t *testing.T) {
+	requireDocker(t)
+	vol, hd := volume(t), hostDir(t)
+	seed(t, "-v", vol+":/data")
+	nameA := containerName(t, "a")
+	startWriter(t, "--name", nameA, "-v", hd+":/data")
+
+	rep := decodeWReport(t, dockerRun(t, "--user", "0", "-v", dockerSocket+":"+dockerSocket,
+		"-v", vol+":/data", "-v", hd+":/data/sub",
+		"--entrypoint", "/preflight", image, "check", "--format", "json", "/data"), 0)
+	sub := rep.db(t, "/data/sub/app.db")
+	cs := sub.writersOf("container")
+	if len(cs) != 1 || cs[0].Container == nil || cs[0].Container.Name != nameA || cs[0].Relation != "same bind source" {
+		t.Errorf("/data/sub/app.db container writers = %+v, want %s by the same bind source\n%s", cs, nameA, sub)
+	}
+	if cs := rep.db(t, "/data/app.db").writersOf("container"); len(cs) != 0 {
+		t.Errorf("/data/app.db (on the volume) container writers = %+v, want none", cs)
+	}
+
+	// The reverse: the data directory is the parent of the writer's bind
+	// source; only the database inside that source has the writer.
+	parent := filepath.Dir(hd)
+	testdb.Make(t, filepath.Join(parent, "other.db"), "wal", 1)
+	rep = decodeWReport(t, dockerRun(t, "--user", "0", "-v", dockerSocket+":"+dockerSocket,
+		"-v", parent+":/data", "--entrypoint", "/preflight", image,
+		"check", "--format", "json", "--max-depth", "2", "/data"), 0)
+	in := rep.db(t, "/data/"+filepath.Base(hd)+"/app.db")
+	if cs := in.writersOf("container"); len(cs) != 1 || cs[0].Container.Name != nameA {
+		t.Errorf("database in the writer's bind source: container writers = %+v, want %s", cs, nameA)
+	}
+	if cs := rep.db(t, "/data/other.db").writersOf("container"); len(cs) != 0 {
+		t.Errorf("/data/other.db, outside the writer's bind source: container writers = %+v, want none", cs)
+	}
 }
