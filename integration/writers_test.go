@@ -836,3 +836,28 @@ func TestWriterNestedBind(t *testing.T) {
 		t.Errorf("/data/other.db, outside the writer's bind source: container writers = %+v, want none", cs)
 	}
 }
+
+// 4c. A container that joined another's network namespace (--network
+// container:X, compose network_mode: service:X) has X's /etc/hostname
+// mounts: it must still know itself (by its root filesystem) and report X
+// as the writer it is.
+func TestWriterSharedNetworkNamespace(t *testing.T) {
+	requireDocker(t)
+	vol := volume(t)
+	nameA := containerName(t, "a")
+	idA := startWriter(t, "--name", nameA, "-v", vol+":/data")
+	rep := decodeWReport(t, dockerRun(t, "--user", "0", "-v", dockerSocket+":"+dockerSocket,
+		"-v", vol+":/data", "--network", "container:"+idA,
+		"--entrypoint", "/preflight", image, "check", "--format", "json", "/data"), 0)
+	d := rep.Docker
+	if d == nil || d.Status != "ran" {
+		t.Fatalf("docker = %+v, want status ran\n%s", d, rep.raw)
+	}
+	if d.Self == nil || d.Self.Name == nameA {
+		t.Errorf("docker.self = %+v (how %q), want this checking container, not %s whose network it shares", d.Self, d.SelfHow, nameA)
+	}
+	cs := rep.db(t, "/data/app.db").writersOf("container")
+	if len(cs) != 1 || cs[0].Container == nil || cs[0].Container.Name != nameA {
+		t.Errorf("container writers = %+v, want %s", cs, nameA)
+	}
+}

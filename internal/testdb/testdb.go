@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
 	"testing"
 
 	_ "github.com/glebarez/go-sqlite" // registers driver "sqlite"
@@ -62,4 +63,23 @@ func Make(t testing.TB, path, mode string, rows int) {
 	if err := Open(t, path, mode, rows).Close(); err != nil {
 		t.Fatalf("close %s: %v", path, err)
 	}
+}
+
+// NeedFUSE skips the test (fails it under CI=true) unless this process
+// can mount FUSE filesystems: root and /dev/fuse.
+func NeedFUSE(t testing.TB) {
+	t.Helper()
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "needs root to mount"
+	} else if _, err := os.Stat("/dev/fuse"); err != nil {
+		why = "needs /dev/fuse"
+	}
+	if why == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
 }

@@ -268,7 +268,15 @@ func (c *conn) findSelf(ctx context.Context, local localSelf, env func(string) s
 	if local.id != "" {
 		r, err := c.cli.ContainerInspect(ctx, local.id, client.ContainerInspectOptions{})
 		if err == nil {
-			return fromInspect(&r.Container), local.how, nil
+			up := upperDirOf(&r.Container)
+			if local.upperDir == "" || up == "" || up == local.upperDir {
+				return fromInspect(&r.Container), local.how, nil
+			}
+			// The hostname files are that container's but the root
+			// filesystem is not: we share its network namespace
+			// (--network container:X, compose network_mode: service:X),
+			// and are one of the containers that joined it.
+			return c.joinedSelf(ctx, r.Container.ID, local.upperDir)
 		}
 		if !cerrdefs.IsNotFound(err) {
 			return nil, "", fmt.Errorf("inspect own container %s: %w", short(local.id), err)
@@ -303,6 +311,40 @@ func (c *conn) findSelf(ctx context.Context, local localSelf, env func(string) s
 		return nil, "", nil
 	}
 	return fromInspect(&ct), "hostname", nil
+}
+
+// joinedSelf finds our container among those that joined the network
+// namespace of container id, by the overlay upperdir of our root
+// filesystem. It returns nil without error when none matches: our
+// container is then unknown, and the caller says so.
+func (c *conn) joinedSelf(ctx context.Context, id, upperDir string) (*Container, string, error) {
+	list, err := c.list(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	for i := range list {
+		s := &list[i]
+		if s.HostConfig.NetworkMode != "container:"+id {
+			continue
+		}
+		r, err := c.cli.ContainerInspect(ctx, s.ID, client.ContainerInspectOptions{})
+		if err != nil {
+			continue
+		}
+		if upperDirOf(&r.Container) == upperDir {
+			return fromInspect(&r.Container), "mountinfo, network namespace of " + short(id), nil
+		}
+	}
+	return nil, "", nil
+}
+
+// upperDirOf is the container's writable layer directory from its
+// GraphDriver data (overlay2), or "".
+func upperDirOf(r *container.InspectResponse) string {
+	if r.GraphDriver == nil {
+		return ""
+	}
+	return r.GraphDriver.Data["UpperDir"]
 }
 
 // resolve makes p absolute and resolves symlinks in its existing part.

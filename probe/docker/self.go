@@ -95,4 +95,26 @@ type localSelf struct {
 	how    string        // "mountinfo" or "cgroup"
 	marker string        // "/.dockerenv" or "/run/.containerenv" when present
 	table  *mounts.Table // our mount table; nil when unreadable
+	// upperDir is the overlay upperdir of our root filesystem (the
+	// container's writable layer, as the engine's GraphDriver.Data names
+	// it); empty when / is not an overlay with one.
+	upperDir string
+}
+
+// RootUpperDir returns the upperdir= option of the overlay mounted at / in
+// t (the last such mount: the one on top), or "".
+func RootUpperDir(t *mounts.Table) string {
+	dir := ""
+	for _, m := range t.Mounts {
+		if m.Mountpoint != "/" || m.FSType != "overlay" {
+			continue
+		}
+		dir = ""
+		for _, o := range strings.Split(m.VFSOptions, ",") {
+			if v, ok := strings.CutPrefix(o, "upperdir="); ok {
+				dir = v
+			}
+		}
+	}
+	return dir
 }

@@ -20,6 +20,7 @@ func readLocalSelf(table *mounts.Table, paths []string) localSelf {
 	}
 	if err == nil {
 		s.table = t
+		s.upperDir = RootUpperDir(t)
 		if id := ContainerIDFromMounts(t); id != "" {
 			s.id, s.how = id, "mountinfo"
 		}

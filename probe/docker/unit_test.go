@@ -217,3 +217,22 @@ func TestParseMode(t *testing.T) {
 		t.Errorf("ParseMode(on) = nil error")
 	}
 }
+
+func TestRootUpperDir(t *testing.T) {
+	table := func(text string) *mounts.Table {
+		tb, err := mounts.Parse(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tb
+	}
+	for _, tt := range []struct{ name, text, want string }{
+		{"overlay root", "1 0 0:50 / / rw,relatime - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/A:/var/lib/docker/overlay2/l/B,upperdir=/var/lib/docker/overlay2/abc/diff,workdir=/var/lib/docker/overlay2/abc/work\n", "/var/lib/docker/overlay2/abc/diff"},
+		{"host root", "1 0 254:1 / / rw,relatime - ext4 /dev/vda1 rw\n", ""},
+		{"overlay not at root", "1 0 254:1 / / rw - ext4 /dev/vda1 rw\n2 1 0:50 / /mnt rw - overlay overlay rw,upperdir=/x/diff\n", ""},
+	} {
+		if got := docker.RootUpperDir(table(tt.text)); got != tt.want {
+			t.Errorf("%s: RootUpperDir = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

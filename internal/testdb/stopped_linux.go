@@ -1,33 +1,15 @@
+//go:build linux
+
 package testdb
 
 import (
 	"bufio"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 )
-
-// NeedFUSE skips the test (fails it under CI=true) unless this process
-// can mount FUSE filesystems: root and /dev/fuse.
-func NeedFUSE(t testing.TB) {
-	t.Helper()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "needs root to mount"
-	} else if _, err := os.Stat("/dev/fuse"); err != nil {
-		why = "needs /dev/fuse"
-	}
-	if why == "" {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
-}
 
 // StoppedFUSE mounts backing on a new directory through the fuseloop
 // helper (a FUSE loopback shown as fuse.grpcfuse), then stops the helper
