@@ -861,3 +861,24 @@ func TestWriterSharedNetworkNamespace(t *testing.T) {
 		t.Errorf("container writers = %+v, want %s", cs, nameA)
 	}
 }
+
+// 4d. On the engine's host, a container that bind-mounts a symlink to the
+// data directory writes it: the engine reports the source as written, and
+// preflight resolves it as it resolves the data path.
+func TestWriterBindThroughSymlink(t *testing.T) {
+	requireDocker(t)
+	real := hostDir(t)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	nameA := containerName(t, "a")
+	startWriter(t, "--name", nameA, "-v", link+":/data")
+	pf := filepath.Join(binDir, "preflight")
+	r := run(t, dockerTimeout, nil, pf, "writers", "--format", "json", "--host-path", real)
+	wantCode(t, r, 0)
+	wantContains(t, "writers --host-path (the real directory)", r.stdout, nameA)
+	r = run(t, dockerTimeout, nil, pf, "writers", "--format", "json", "--host-path", link)
+	wantCode(t, r, 0)
+	wantContains(t, "writers --host-path (the symlink)", r.stdout, nameA)
+}

@@ -125,7 +125,7 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 		if self != nil {
 			selfID = self.ID
 		}
-		res.Writers = findWriters(list, selfID, targets)
+		res.Writers = findWriters(list, selfID, targets, hostResolver(res.Endpoint, local, self))
 	}
 	res.Status = StatusRan
 	res.Sure = sure
@@ -166,7 +166,7 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 			res.fail(c, err, res.InContainer)
 			return res
 		}
-		res.Writers = findWriters(list, local.id, targets)
+		res.Writers = findWriters(list, local.id, targets, hostResolver(res.Endpoint, local, nil))
 	}
 	res.Status = StatusRan
 	res.Sure = true
@@ -345,6 +345,18 @@ func upperDirOf(r *container.InspectResponse) string {
 		return ""
 	}
 	return r.GraphDriver.Data["UpperDir"]
+}
+
+// hostResolver returns resolve when this process runs on the engine's host
+// (a unix socket, no container of ours): bind sources, which the engine
+// reports as the user wrote them, are then resolved the same way as our
+// data paths, so a bind of a symlink to the data directory is matched.
+// Elsewhere it returns nil: the host's symlinks cannot be read from here.
+func hostResolver(ep Endpoint, local localSelf, self *Container) func(string) string {
+	if self != nil || local.id != "" || !strings.HasPrefix(ep.Host, "unix://") {
+		return nil
+	}
+	return resolve
 }
 
 // resolve makes p absolute and resolves symlinks in its existing part.

@@ -19,7 +19,10 @@ type target struct {
 
 // relation says how mount m of another container reaches t, or "" when it
 // does not or is read-only. Paths are the engine's (slash-separated).
-func relation(t target, m MountRef) string {
+// A bind source is passed through resolveSource first, when not nil;
+// otherwise it is compared as the engine reports it, which is the path as
+// the user gave it, symlinks included.
+func relation(t target, m MountRef, resolveSource func(string) string) string {
 	if !m.RW || m.Type == MountTmpfs {
 		return ""
 	}
@@ -30,6 +33,9 @@ func relation(t target, m MountRef) string {
 		return ""
 	}
 	src := path.Clean(m.Source)
+	if resolveSource != nil && m.Type == MountBind {
+		src = resolveSource(src)
+	}
 	switch {
 	case src == t.mountSource || src == t.hostPath:
 		if m.Type == MountVolume {
@@ -55,7 +61,9 @@ func within(p, dir string) bool {
 // findWriters returns, for every target, each container other than selfID
 // with a read-write mount that reaches it. Containers are taken in list
 // order; one container is reported once per target (its first such mount).
-func findWriters(list []container.Summary, selfID string, targets []target) []Writer {
+// resolveSource, when not nil, resolves bind sources on this machine (see
+// relation).
+func findWriters(list []container.Summary, selfID string, targets []target, resolveSource func(string) string) []Writer {
 	ws := []Writer{}
 	for _, t := range targets {
 		for i := range list {
@@ -65,7 +73,7 @@ func findWriters(list []container.Summary, selfID string, targets []target) []Wr
 			}
 			for _, mp := range s.Mounts {
 				m := mountRef(mp)
-				if rel := relation(t, m); rel != "" {
+				if rel := relation(t, m, resolveSource); rel != "" {
 					ws = append(ws, Writer{Container: fromSummary(s), Mount: m, Relation: rel, Path: t.label})
 					break
 				}
