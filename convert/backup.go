@@ -44,7 +44,8 @@ const copyBufSize = 1 << 20
 // how many bytes the database file may reach after the checkpoint (the
 // WAL's last committed database size); the free space on the database's
 // filesystem must hold that growth as well. Nothing is left behind on
-// failure: a partial backup directory is removed.
+// failure: a partial backup directory is removed; one cut short by a kill
+// stays as DIR.partial, never under the final name.
 func backup(path, parent string, now time.Time, growth int64, progress func(done, total int64)) (*Backup, error) {
 	start := time.Now()
 	type src struct {
@@ -99,32 +100,39 @@ func backup(path, parent string, now time.Time, growth int64, progress func(done
 		}
 	}
 
+	// The copy is made in DIR.partial and renamed to DIR once every file
+	// and the directory are on disk: a backup cut short (the process
+	// killed, the machine down) never looks complete.
 	stamp := now.UTC().Format("20060102T150405Z")
-	var dir string
+	var dir, partial string
 	for i := 1; ; i++ {
 		dir = filepath.Join(parent, filepath.Base(path)+sqlitefile.BackupDirMarker+stamp)
 		if i > 1 {
 			dir += fmt.Sprintf("-%d", i)
 		}
-		err := os.Mkdir(dir, 0o700)
+		partial = dir + ".partial"
+		if _, err := os.Lstat(dir); err == nil {
+			continue
+		}
+		err := os.Mkdir(partial, 0o700)
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) || i > 100 {
-			return nil, fmt.Errorf("create %s: %w", dir, err)
+			return nil, fmt.Errorf("create %s: %w", partial, err)
 		}
 	}
 	b := &Backup{Dir: dir}
 	ok := false
 	defer func() {
 		if !ok {
-			os.RemoveAll(dir)
+			os.RemoveAll(partial)
 		}
 	}()
 	buf := make([]byte, copyBufSize)
 	var done int64
 	for _, s := range srcs {
-		n, err := copyFile(filepath.Join(dbDir, s.name), filepath.Join(dir, s.name), buf, func(n int64) {
+		n, err := copyFile(filepath.Join(dbDir, s.name), filepath.Join(partial, s.name), buf, func(n int64) {
 			if progress != nil {
 				progress(done+n, total)
 			}
@@ -139,10 +147,14 @@ func backup(path, parent string, now time.Time, growth int64, progress func(done
 		b.Files = append(b.Files, BackupFile{Name: s.name, Bytes: n})
 		b.Bytes += n
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(partial); err != nil {
 		return nil, err
 	}
+	if err := os.Rename(partial, dir); err != nil {
+		return nil, fmt.Errorf("complete the backup: %w", err)
+	}
 	if err := syncDir(parent); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	b.Duration = time.Since(start)

@@ -487,3 +487,52 @@ func TestConvertExitCodes(t *testing.T) {
 	wantContains(t, "stdout", r.stdout, "not a SQLite database")
 	wantContains(t, "stderr", r.stderr, "preflight: error: convert: a conversion failed")
 }
+
+// TestConvertBackupKilled: a backup cut short by SIGKILL stays in a
+// directory named *.partial; a directory under the final name always
+// holds every file at its full size.
+func TestConvertBackupKilled(t *testing.T) {
+	requireBinaries(t)
+	requireSQLite3(t)
+	tmpl, _ := crashFixture(t, 30)
+	pf := filepath.Join(binDir, "preflight")
+	var sizes = map[string]int64{}
+	for _, s := range []string{"app.db", "app.db-wal"} {
+		fi, err := os.Stat(filepath.Join(tmpl, s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[s] = fi.Size()
+	}
+	partials, completes := 0, 0
+	for i := 0; i < 8; i++ {
+		work := t.TempDir()
+		db := filepath.Join(work, "app.db")
+		copyDB(t, filepath.Join(tmpl, "app.db"), db)
+		cmd := exec.Command(pf, "convert", "--docker", "off", "--allow-unverified", db)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(10+i*15) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+		ents, _ := os.ReadDir(work)
+		for _, e := range ents {
+			if !strings.Contains(e.Name(), ".preflight-backup-") {
+				continue
+			}
+			if strings.HasSuffix(e.Name(), ".partial") {
+				partials++
+				continue
+			}
+			completes++
+			for name, size := range sizes {
+				fi, err := os.Stat(filepath.Join(work, e.Name(), name))
+				if err != nil || fi.Size() != size {
+					t.Errorf("kill %d: backup %s: %s is %v (err %v), want %d bytes: an incomplete backup under the final name", i, e.Name(), name, fi, err, size)
+				}
+			}
+		}
+	}
+	t.Logf("8 kills: %d backups cut short (.partial), %d complete", partials, completes)
+}
