@@ -119,7 +119,7 @@ func (c *ConvertCmd) Run(g *Globals) error {
 func renderConvert(w io.Writer, r *convert.Result) error {
 	var b strings.Builder
 	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "%s\n", p)
+		fmt.Fprintf(&b, "%s\n", oneLine(p))
 	}
 	if len(r.Databases) == 0 && len(r.Problems) == 0 {
 		b.WriteString("no database found\n")
@@ -129,7 +129,7 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 		if mode == "rollback" {
 			mode = "delete"
 		}
-		fmt.Fprintf(&b, "%s: ", d.Path)
+		fmt.Fprintf(&b, "%s: ", oneLine(d.Path))
 		switch d.Status {
 		case convert.StatusConverted:
 			fmt.Fprintf(&b, "converted %s -> %s (%s filesystem) in %s\n", mode, d.After, d.Class, d.Duration.Round(time.Millisecond))
@@ -142,19 +142,19 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 		case convert.StatusRefused:
 			fmt.Fprintf(&b, "refused, nothing changed\n")
 		case convert.StatusFailed:
-			fmt.Fprintf(&b, "failed: %s\n", d.Error)
+			fmt.Fprintf(&b, "failed: %s\n", oneLine(d.Error))
 		}
 		for _, rf := range d.Refusals {
-			fmt.Fprintf(&b, "  %s: %s\n", rf.Reason, rf.Message)
+			fmt.Fprintf(&b, "  %s: %s\n", rf.Reason, oneLine(rf.Message))
 			for _, rem := range rf.Remedy {
-				fmt.Fprintf(&b, "    fix: %s\n", rem)
+				fmt.Fprintf(&b, "    fix: %s\n", oneLine(rem))
 			}
 		}
 		for _, h := range d.Hints {
-			fmt.Fprintf(&b, "  hint: %s\n", h)
+			fmt.Fprintf(&b, "  hint: %s\n", oneLine(h))
 		}
 		for _, n := range d.Notes {
-			fmt.Fprintf(&b, "  note: %s\n", n)
+			fmt.Fprintf(&b, "  note: %s\n", oneLine(n))
 		}
 		if d.WAL != nil && d.Status != convert.StatusRefused {
 			fmt.Fprintf(&b, "  wal: %d valid frames, %d committed transactions\n", d.WAL.ValidFrames, d.WAL.CommittedTxns)
@@ -164,7 +164,7 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 			if len(bk.Files) == 1 {
 				files = "file"
 			}
-			fmt.Fprintf(&b, "  backup: %s (%d %s, %d bytes, %s)\n", bk.Dir, len(bk.Files), files, bk.Bytes, shortDuration(bk.Duration))
+			fmt.Fprintf(&b, "  backup: %s (%d %s, %d bytes, %s)\n", oneLine(bk.Dir), len(bk.Files), files, bk.Bytes, shortDuration(bk.Duration))
 		}
 		if ck := d.Checkpoint; ck != nil {
 			fmt.Fprintf(&b, "  checkpoint: %d of %d frames copied into the database\n", ck.Checkpointed, ck.Log)
@@ -183,7 +183,7 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 		if v := d.Verified; v != nil && d.Status == convert.StatusConverted {
 			var counts []string
 			for _, t := range v.Tables {
-				counts = append(counts, fmt.Sprintf("%s %d", t.Table, t.After))
+				counts = append(counts, fmt.Sprintf("%s %d", oneLine(t.Table), t.After))
 			}
 			side := ""
 			if v.SidecarsGone {
@@ -196,7 +196,7 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 	if len(r.Recipe) > 0 {
 		b.WriteString("\nThe application in this container has the database open. Convert it from outside the container:\n")
 		for _, l := range r.Recipe {
-			fmt.Fprintf(&b, "  %s\n", l)
+			fmt.Fprintf(&b, "  %s\n", oneLine(l))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -354,3 +354,19 @@ func TestRunRefusesWALWithoutDatabase(t *testing.T) {
 		t.Errorf("run --ignore wal-without-database: exit %d, stdout %q; want the application started", code, out)
 	}
 }
+
+// --export-env takes environment variable names only; blank entries of
+// PREFLIGHT_EXPORT_ENV are skipped.
+func TestRunExportEnvNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, bad := range []string{"PATH=/evil:", "1ABC", "A-B", "A B"} {
+		out, stderr, code, _ := runBin(t, nil, "run", "--docker", "off", "--data-dir", dir, "--export-env", bad, "--", "/bin/echo", "started")
+		if code != exitUsage || strings.Contains(out, "started") {
+			t.Errorf("--export-env %q: exit %d, stdout %q, stderr %q; want %d, not started", bad, code, out, stderr, exitUsage)
+		}
+	}
+	out, stderr, code, _ := runBin(t, []string{"PREFLIGHT_EXPORT_ENV= ,MY_MODE"}, "run", "--docker", "off", "--data-dir", dir, "--", "/usr/bin/env")
+	if code != 0 || !strings.Contains(out, "\nMY_MODE=") || strings.Contains(out, "\n=") || strings.Contains(out, "\n =") {
+		t.Errorf("PREFLIGHT_EXPORT_ENV=' ,MY_MODE': exit %d, stderr %q, environment:\n%s", code, stderr, out)
+	}
+}

@@ -30,9 +30,9 @@ func renderText(w io.Writer, r *preflight.Report) error {
 			if d.Mount.Platform != "" {
 				platform = ", " + d.Mount.Platform
 			}
-			fmt.Fprintf(&b, "  filesystem: %s (%s from %s at %s%s)\n", d.Mount.Class, d.Mount.FSType, d.Mount.Source, d.Mount.Mountpoint, platform)
+			fmt.Fprintf(&b, "  filesystem: %s (%s from %s at %s%s)\n", d.Mount.Class, oneLine(d.Mount.FSType), oneLine(d.Mount.Source), oneLine(d.Mount.Mountpoint), platform)
 		} else {
-			fmt.Fprintf(&b, "  filesystem: unknown (%s)\n", d.MountError)
+			fmt.Fprintf(&b, "  filesystem: unknown (%s)\n", oneLine(d.MountError))
 		}
 		switch {
 		case d.Unresponsive != "":

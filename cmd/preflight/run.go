@@ -40,6 +40,17 @@ func (c *RunCmd) Run(g *Globals) error {
 	if strings.HasPrefix(argv[0], "-") {
 		return usageError(fmt.Errorf("run: unknown flag %s", argv[0]), "the application and its arguments go after --: preflight run --data-dir DIR -- CMD [ARGS...]")
 	}
+	var exports []string
+	for _, name := range c.ExportEnv {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !envName(name) {
+			return usageError(fmt.Errorf("run: --export-env %q: not an environment variable name (letters, digits and _, not starting with a digit)", name))
+		}
+		exports = append(exports, name)
+	}
 	opts, err := c.options(g, nil)
 	if err != nil {
 		return err
@@ -86,7 +97,7 @@ func (c *RunCmd) Run(g *Globals) error {
 	if r != nil {
 		env = setEnv(env, "PREFLIGHT_JOURNAL_MODE", r.JournalMode)
 		env = setEnv(env, "PREFLIGHT_FS_CLASS", string(r.FSClass))
-		for _, name := range c.ExportEnv {
+		for _, name := range exports {
 			env = setEnv(env, name, r.JournalMode)
 		}
 	}
@@ -105,6 +116,17 @@ func execError(name string, err error) error {
 		code = exitNotFound
 	}
 	return &exitError{code: code, err: fmt.Errorf("run %s: %w", name, err)}
+}
+
+// envName reports whether s is a portable environment variable name:
+// letters, digits and underscores, not starting with a digit.
+func envName(s string) bool {
+	for i, r := range s {
+		if r != '_' && !('A' <= r && r <= 'Z') && !('a' <= r && r <= 'z') && (i == 0 || !('0' <= r && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // setEnv sets NAME=value in env, replacing an earlier NAME.
