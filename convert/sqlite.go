@@ -76,8 +76,13 @@ func convertDB(ctx context.Context, path string, opts Options, d *Database) (*Ch
 	if opts.To == ToDelete && mode == "wal" {
 		progress("checkpoint")
 		b, c, err := countWhileCheckpointing(ctx, conn, abs)
-		if c != nil && err == nil && (c.Busy != 0 || c.Log != c.Checkpointed) {
-			err = fmt.Errorf("checkpoint %s: busy %d, %d of %d frames copied: %w", path, c.Busy, c.Checkpointed, c.Log, ErrLocked)
+		switch {
+		case c == nil || err != nil:
+		case c.Log < 0:
+			// SQLite reports -1 frames when it could not even start.
+			err = fmt.Errorf("checkpoint %s: busy, not started: another connection is using the database: %w", path, ErrLocked)
+		case c.Busy != 0 || c.Log != c.Checkpointed:
+			err = fmt.Errorf("checkpoint %s: busy, %d of %d frames copied: another connection is using the database: %w", path, c.Checkpointed, c.Log, ErrLocked)
 		}
 		if err != nil {
 			return c, nil, err

@@ -41,8 +41,11 @@ import (
 const Schema = "preflight-migrate/v1"
 
 // ErrRefused is returned (wrapped) when the guard refuses: a live writer,
-// a destination that is not empty, a source that is not a directory.
+// a destination that is not empty, a source or destination that does not answer.
 var ErrRefused = errors.New("migration refused")
+
+// ErrBadInput is returned (wrapped) when --from is not a directory.
+var ErrBadInput = errors.New("bad input")
 
 // ErrVerify is returned (wrapped) when the copy does not verify.
 var ErrVerify = errors.New("copy does not verify")
@@ -138,8 +141,7 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	}
 	fi, err := os.Stat(from)
 	if err != nil || !fi.IsDir() {
-		res.Refused = append(res.Refused, fmt.Sprintf("--from %s is not a directory", opts.From))
-		return res, fmt.Errorf("%w: --from %s is not a directory", ErrRefused, opts.From)
+		return res, fmt.Errorf("%w: --from %s is not a directory", ErrBadInput, opts.From)
 	}
 	if within(to, from) || within(from, to) {
 		res.Refused = append(res.Refused, "--from and --to overlap")

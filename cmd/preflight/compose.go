@@ -51,6 +51,9 @@ type ComposeCmd struct {
 // Run analyses the project and prints the report with the rewrite
 // suggestions, the diff, or writes the files.
 func (c *ComposeCmd) Run(g *Globals) error {
+	if !compose.Built {
+		return &exitError{code: exitInternal, err: compose.ErrNotBuilt, hints: []string{"the image's binary leaves compose out to start faster; build the full binary with scripts/build.sh (bin/preflight) and run it where the compose files are"}}
+	}
 	if c.Live && c.Docker == "off" {
 		return usageError(errors.New("--live needs the Docker Engine API; drop --docker off"))
 	}
@@ -77,9 +80,6 @@ func (c *ComposeCmd) Run(g *Globals) error {
 	}
 	res, err := preflight.CheckCompose(context.Background(), opts)
 	if err != nil {
-		if errors.Is(err, compose.ErrNotBuilt) {
-			return &exitError{code: exitInternal, err: compose.ErrNotBuilt, hints: []string{"the image's binary leaves compose out to start faster; build the full binary with scripts/build.sh (bin/preflight) and run it where the compose files are"}}
-		}
 		if errors.Is(err, preflight.ErrComposeInput) {
 			return usageError(err, "run docker compose config with the same flags to see how Compose reads the project")
 		}

@@ -57,6 +57,8 @@ func (c *MigrateCmd) Run(g *Globals) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, migrate.ErrBadInput):
+		return usageError(err)
 	case errors.Is(err, migrate.ErrRefused):
 		return &exitError{code: exitUnsafe, err: err, hints: []string{"stop every container and program that uses the data (docker compose stop SERVICE), and give an empty --to"}}
 	case errors.Is(err, migrate.ErrVerify):

@@ -119,7 +119,7 @@ func ReadFile(name string) (*Table, error) {
 		return nil, fmt.Errorf("read mount table: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("read mount table %s: not a regular file (%s)", name, fi.Mode().Type())
+		return nil, fmt.Errorf("read mount table %s: not a regular file (%s)", name, fileKind(fi.Mode()))
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -314,4 +314,21 @@ func (t *Table) FindDev(p string, dev uint64) (*mountinfo.Info, error) {
 		return best, nil
 	}
 	return match, nil
+}
+
+// fileKind names the type of a file that is not a regular file.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	}
+	return "mode " + m.Type().String()
 }
