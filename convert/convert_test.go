@@ -627,3 +627,35 @@ func TestWALWithoutDatabase(t *testing.T) {
 	}
 	wantUntouched(t, path, before)
 }
+
+// A schema that names a collation only the application defines (Plex and
+// other applications register their own): the conversion does not need
+// it, the row counts are taken without the index, and quick_check says it
+// could not run instead of failing the conversion.
+func TestConvertApplicationCollation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.db")
+	db, err := sql.Open("sqlite", testdb.DSN(path, "_pragma=journal_mode(WAL)", "_pragma=wal_autocheckpoint(0)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	mustExec(t, db, `create table t(a text)`)
+	mustExec(t, db, `create index ti on t(a)`)
+	mustExec(t, db, `insert into t values ('x'), ('y'), ('z')`)
+	// As the application would have created it: the index under its own
+	// collation.
+	mustExec(t, db, `PRAGMA writable_schema=ON`)
+	mustExec(t, db, `update sqlite_schema set sql = 'CREATE INDEX ti ON t(a COLLATE appcoll)' where name = 'ti'`)
+	db.Close()
+
+	d := one(t, run(t, opts(path)), convert.StatusConverted)
+	if !strings.Contains(d.Verified.CheckResult, "not run") || !strings.Contains(d.Verified.CheckResult, "appcoll") {
+		t.Errorf("check result = %q, want not run, naming appcoll", d.Verified.CheckResult)
+	}
+	if len(d.Verified.Tables) != 1 || d.Verified.Tables[0].Before != 3 || d.Verified.Tables[0].After != 3 {
+		t.Errorf("row counts = %+v, want t 3 before and after", d.Verified.Tables)
+	}
+	if w, r := header1819(t, path); w != 1 || r != 1 {
+		t.Errorf("header %d/%d, want 1/1", w, r)
+	}
+}
