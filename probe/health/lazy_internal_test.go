@@ -10,7 +10,8 @@ import (
 func TestLazyRegexpsCompile(t *testing.T) {
 	for i, re := range []func() *regexp.Regexp{reTree, reOldTree, rePage, reIndexMsg, reNull, reCheck,
 		reFTS5Index, reFTS5Blob, reRTree, reUsing, reDriverErr, reIdent, reShellSafe, reFSProbe} {
-		if re() == nil || re() != re() {
+		first := re()
+		if first == nil || re() != first {
 			t.Errorf("lazy regexp %d: not compiled once", i)
 		}
 	}
