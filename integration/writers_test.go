@@ -882,3 +882,26 @@ func TestWriterBindThroughSymlink(t *testing.T) {
 	wantCode(t, r, 0)
 	wantContains(t, "writers --host-path (the symlink)", r.stdout, nameA)
 }
+
+// 4e. A running container whose bind source is on a filesystem that stops
+// answering does not hang host-side probes of other paths: the source is
+// compared as written and the answer says it is not sure.
+func TestWriterStuckBindSource(t *testing.T) {
+	requireDocker(t)
+	backing := hostDir(t)
+	if err := os.MkdirAll(filepath.Join(backing, "sub"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	mnt, stop, resume := testdb.StartFUSE(t, backing)
+	startApp(t, "-v", filepath.Join(mnt, "sub")+":/x", "--entrypoint", "/demoapp", "-e", "DATA_DIR=/x", "-e", "DEMO_INTERVAL=1h", image)
+	t.Cleanup(resume) // before the container is removed
+	stop()
+	other := hostDir(t)
+	start := time.Now()
+	r := run(t, 20*time.Second, nil, filepath.Join(binDir, "preflight"), "writers", "--format", "json", "--host-path", other)
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("writers --host-path beside a stuck bind source took %s, want under the Docker timeout", el)
+	}
+	wantCode(t, r, 0)
+	wantContains(t, "writers beside a stuck bind source", r.stdout, "did not answer")
+}

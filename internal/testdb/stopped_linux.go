@@ -19,6 +19,16 @@ import (
 // /dev/fuse.
 func StoppedFUSE(t testing.TB, backing string) (mnt string) {
 	t.Helper()
+	mnt, stop, _ := StartFUSE(t, backing)
+	stop()
+	return mnt
+}
+
+// StartFUSE is StoppedFUSE without the stop: stop sends SIGSTOP to the
+// helper when the caller is ready (a container bound to the mount first),
+// resume sends SIGCONT. Cleanup resumes, kills and detaches.
+func StartFUSE(t testing.TB, backing string) (mnt string, stop, resume func()) {
+	t.Helper()
 	NeedFUSE(t)
 	bin := filepath.Join(t.TempDir(), "fuseloop")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/preflight-sqlite/preflight/internal/fuseloop/cmd/fuseloop").CombinedOutput(); err != nil {
@@ -40,8 +50,11 @@ func StoppedFUSE(t testing.TB, backing string) (mnt string) {
 	if !strings.Contains(line, "mounted") {
 		t.Fatalf("fuseloop: %q", line)
 	}
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
+	stop = func() {
+		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return mnt
+	resume = func() { cmd.Process.Signal(syscall.SIGCONT) }
+	return mnt, stop, resume
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
@@ -125,7 +126,12 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 		if self != nil {
 			selfID = self.ID
 		}
-		res.Writers = findWriters(list, selfID, targets, hostResolver(res.Endpoint, local, self))
+		hr := newHostResolver(ctx, res.Endpoint, local, self)
+		res.Writers = findWriters(list, selfID, targets, hr.resolve())
+		if stuck := hr.stuck(); stuck != "" {
+			sure = false
+			res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
+		}
 	}
 	res.Status = StatusRan
 	res.Sure = sure
@@ -166,7 +172,12 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 			res.fail(c, err, res.InContainer)
 			return res
 		}
-		res.Writers = findWriters(list, local.id, targets, hostResolver(res.Endpoint, local, nil))
+		hr := newHostResolver(ctx, res.Endpoint, local, nil)
+		res.Writers = findWriters(list, local.id, targets, hr.resolve())
+		if stuck := hr.stuck(); stuck != "" {
+			res.Status, res.Sure, res.Err = StatusRan, false, stuck
+			return res
+		}
 	}
 	res.Status = StatusRan
 	res.Sure = true
@@ -347,16 +358,62 @@ func upperDirOf(r *container.InspectResponse) string {
 	return r.GraphDriver.Data["UpperDir"]
 }
 
-// hostResolver returns resolve when this process runs on the engine's host
-// (a unix socket, no container of ours): bind sources, which the engine
-// reports as the user wrote them, are then resolved the same way as our
-// data paths, so a bind of a symlink to the data directory is matched.
-// Elsewhere it returns nil: the host's symlinks cannot be read from here.
-func hostResolver(ep Endpoint, local localSelf, self *Container) func(string) string {
-	if self != nil || local.id != "" || !strings.HasPrefix(ep.Host, "unix://") {
+// hostResolver resolves bind sources on this machine when it is the
+// engine's host (a unix socket, no container of ours): the engine reports a
+// bind source as the user wrote it, symlinks included, and our data paths
+// are resolved. Elsewhere the host's symlinks cannot be read from here and
+// sources are compared as written. Each source is resolved once, in its own
+// goroutine, within the caller's deadline: a source on a filesystem that
+// stops answering (a stuck FUSE daemon, a dead NFS server) is compared as
+// written and named by stuck.
+type hostResolver struct {
+	ctx     context.Context
+	on      bool
+	cache   map[string]string
+	noReply []string
+}
+
+// sourceTimeout bounds the resolution of one bind source.
+const sourceTimeout = 500 * time.Millisecond
+
+func newHostResolver(ctx context.Context, ep Endpoint, local localSelf, self *Container) *hostResolver {
+	on := self == nil && local.id == "" && strings.HasPrefix(ep.Host, "unix://")
+	return &hostResolver{ctx: ctx, on: on, cache: map[string]string{}}
+}
+
+// resolve returns the function findWriters calls, or nil when sources are
+// compared as written.
+func (h *hostResolver) resolve() func(string) string {
+	if !h.on {
 		return nil
 	}
-	return resolve
+	return func(p string) string {
+		if r, ok := h.cache[p]; ok {
+			return r
+		}
+		ch := make(chan string, 1)
+		go func() { ch <- resolve(p) }()
+		t := time.NewTimer(sourceTimeout)
+		defer t.Stop()
+		r := p
+		select {
+		case r = <-ch:
+		case <-t.C:
+			h.noReply = append(h.noReply, p)
+		case <-h.ctx.Done():
+			h.noReply = append(h.noReply, p)
+		}
+		h.cache[p] = r
+		return r
+	}
+}
+
+// stuck names the bind sources that did not answer, or "".
+func (h *hostResolver) stuck() string {
+	if len(h.noReply) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("bind source %s of a container did not answer within %s: compared as written, without resolving symlinks", strings.Join(h.noReply, ", "), sourceTimeout)
 }
 
 // resolve makes p absolute and resolves symlinks in its existing part.
