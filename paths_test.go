@@ -226,4 +226,24 @@ func TestWALWithoutDatabase(t *testing.T) {
 	if b, _ := os.ReadFile(path + "-wal"); len(b) != len(wal) {
 		t.Errorf("-wal is %d bytes after the check, want %d", len(b), len(wal))
 	}
+
+	// Only the -wal, no database file: found by its -wal.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	r = quickCheck(t, dir)
+	if got := ids(r); got != "wal-without-database:error" {
+		t.Errorf("Check(lone -wal with frames) findings = %q, want wal-without-database:error", got)
+	}
+	// A -wal of a header alone holds no data: nothing to say.
+	if err := os.WriteFile(path+"-wal", wal[:32], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = quickCheck(t, dir)
+	if got := ids(r); strings.Contains(got, "wal-without-database") {
+		t.Errorf("Check(empty database, -wal header only) findings = %q, want no wal-without-database", got)
+	}
 }

@@ -262,10 +262,10 @@ var rules = []rule{
 	{
 		Rule: Rule{"wal-without-database", LevelError, "the database file is empty or missing but its -wal holds frames: SQLite sees an empty database and deletes that -wal at the next open, with the data in it"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
-			if !s.db.New || s.db.WAL.SizeBytes == 0 {
+			if !s.db.New || s.db.WAL.SizeBytes <= sqlitefile.WALHeaderSize {
 				return "", "", false
 			}
-			return fmt.Sprintf("%s is empty (%d bytes) but its -wal holds %d bytes: the data is in the WAL, and the next open (the application's, or sqlite3's) sees an empty database and deletes the -wal", filepath.Base(s.db.Path), s.db.SizeBytes, s.db.WAL.SizeBytes), "", true
+			return fmt.Sprintf("%s is missing or empty but its -wal holds %d bytes of frames: the data is in the WAL, and the next open (the application's, or sqlite3's) sees an empty database and deletes the -wal", filepath.Base(s.db.Path), s.db.WAL.SizeBytes), "", true
 		},
 		remedy: func(s subject) []string {
 			q := shell.Quote(s.db.Path)
@@ -278,7 +278,7 @@ var rules = []rule{
 	{
 		Rule: Rule{"new-db-on-unsafe-fs", LevelInfo, ""}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
-			if !s.db.New || s.db.WAL.SizeBytes > 0 || !unsafeForWAL(s.class()) {
+			if !s.db.New || s.db.WAL.SizeBytes > sqlitefile.WALHeaderSize || !unsafeForWAL(s.class()) {
 				return "", "", false
 			}
 			return fmt.Sprintf("%s is new (empty) and is on a %s filesystem (%s)", filepath.Base(s.db.Path), s.class(), s.mount().Reason), "", true

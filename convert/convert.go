@@ -194,7 +194,8 @@ type Refusal struct {
 	// Reason is stable: writer, unlinked-sidecar, unseen-writer,
 	// unverified, litestream, wal-loss, needs-confirmation, unsafe-fs,
 	// activity, reenabled (the entrypoint policy does not convert a
-	// database again that the application switched back to WAL).
+	// database again that the application switched back to WAL),
+	// wal-without-database.
 	Reason  string   `json:"reason"`
 	Message string   `json:"message"`
 	Remedy  []string `json:"remedy,omitempty"`

@@ -621,9 +621,20 @@ func TestWALWithoutDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := files(t, path)
-	d := one(t, run(t, opts(path)), convert.StatusFailed)
-	if !strings.Contains(d.Error, "is empty but its -wal holds") {
-		t.Errorf("error = %q, want the empty database with a -wal", d.Error)
+	d := one(t, run(t, opts(path)), convert.StatusRefused)
+	if len(d.Refusals) != 1 || d.Refusals[0].Reason != "wal-without-database" {
+		t.Errorf("refusals = %+v, want wal-without-database", d.Refusals)
+	}
+	wantUntouched(t, path, before)
+
+	// No database file at all, only its -wal, in a directory.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	before = files(t, path)
+	d = one(t, run(t, opts(filepath.Dir(path))), convert.StatusRefused)
+	if d.Path != path || len(d.Refusals) != 1 || d.Refusals[0].Reason != "wal-without-database" {
+		t.Errorf("directory with a lone -wal: %s refusals %+v, want %s wal-without-database", d.Path, d.Refusals, path)
 	}
 	wantUntouched(t, path, before)
 }

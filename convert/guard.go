@@ -59,9 +59,12 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	switch {
 	case db.NotSQLite:
 		return fail(fmt.Errorf("%s is not a SQLite database: %s", db.Path, nonEmpty(db.Err, "bad header")), "check the path; nothing was changed")
-	case db.New && db.WAL.SizeBytes > 0:
-		return fail(fmt.Errorf("%s is empty but its -wal holds %d bytes: SQLite would see an empty database and delete that -wal, with the data in it", db.Path, db.WAL.SizeBytes),
-			"nothing was changed; do not open the database: stop the application, copy the database, -wal and -shm aside, and restore the database file from a backup (see preflight check's wal-without-database)")
+	case db.New && db.WAL.SizeBytes > sqlitefile.WALHeaderSize:
+		d.Status = StatusRefused
+		d.Refusals = append(d.Refusals, Refusal{Reason: "wal-without-database",
+			Message: fmt.Sprintf("%s is missing or empty but its -wal holds %d bytes of frames: SQLite would see an empty database and delete that -wal, with the data in it; nothing was changed", db.Path, db.WAL.SizeBytes),
+			Remedy: []string{"do not open the database: stop the application, copy the database, -wal and -shm aside, and restore the database file from a backup (see preflight check's wal-without-database)"}})
+		return d
 	case db.New:
 		d.Status = StatusSkipped
 		d.Notes = append(d.Notes, "new or empty file: no journal mode to change yet; create it with the journal mode you want")

@@ -114,6 +114,7 @@ type walker struct {
 	files    map[fileKey]bool // files already looked at
 	dirs     map[fileKey]int  // directories already read, by depth read at
 	res      Result
+	orphans  map[string]bool // missing databases listed for their -wal
 }
 
 // root handles one element of the dirs given to Discover.
@@ -171,6 +172,9 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 		for _, e := range entries {
 			name := e.Name()
 			if isSidecarName(name) {
+				if main, ok := strings.CutSuffix(name, "-wal"); ok {
+					w.orphanWAL(filepath.Join(d.path, main))
+				}
 				continue
 			}
 			p := filepath.Join(d.path, name)
@@ -216,6 +220,36 @@ func (w *walker) file(p string, fi fs.FileInfo, explicit bool) {
 		w.errorf(err)
 	}
 }
+
+// orphanWAL reports the database main when main does not exist but
+// main-wal holds frames: SQLite would create an empty database there and
+// delete that -wal on the next open, so it is listed (New, with its WAL) for
+// the rules to flag.
+func (w *walker) orphanWAL(main string) {
+	if _, err := os.Lstat(main); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	fi, err := os.Stat(main + "-wal")
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() <= WALHeaderSize {
+		return
+	}
+	if w.orphans == nil {
+		w.orphans = map[string]bool{}
+	}
+	if w.orphans[main] {
+		return
+	}
+	w.orphans[main] = true
+	if db, found, err := inspect(main, false); found {
+		w.res.Databases = append(w.res.Databases, db)
+	} else if err != nil {
+		w.errorf(err)
+	}
+}
+
+// WALHeaderSize is the size in bytes of a WAL file's header; a -wal no
+// longer than that holds no frame (https://sqlite.org/fileformat2.html#walformat).
+const WALHeaderSize = 32
 
 func (w *walker) errorf(err error) {
 	w.res.Errors = append(w.res.Errors, err.Error())
