@@ -905,3 +905,4 @@ func TestWriterStuckBindSource(t *testing.T) {
 	wantCode(t, r, 0)
 	wantContains(t, "writers beside a stuck bind source", r.stdout, "did not answer")
 }
+

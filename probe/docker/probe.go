@@ -71,6 +71,7 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	}
 	switch {
 	case self != nil:
+		destCache := map[string]string{}
 		for i, p := range dataPaths {
 			rp := resolved[i]
 			mp := ""
@@ -80,6 +81,12 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 				}
 			}
 			ps := sourceOf(rp, mp, self.Mounts)
+			if ps.Mount == nil && mp != "" && mp != "/" {
+				// The engine reports destinations as written; in the image
+				// one may be a symlink (/data -> /srv/data), and the mount
+				// is then where the symlink points.
+				ps = sourceOf(rp, mp, resolvedDestinations(ctx, self.Mounts, destCache))
+			}
 			ps.Path = p
 			res.Paths = append(res.Paths, ps)
 			if ps.Mount == nil || ps.Mount.Type == MountTmpfs {
@@ -358,6 +365,40 @@ func upperDirOf(r *container.InspectResponse) string {
 	return r.GraphDriver.Data["UpperDir"]
 }
 
+// resolvedDestinations returns ms with each destination resolved in our
+// own filesystem (symlinks in the image), each within sourceTimeout; one
+// that does not answer is kept as written. cache keeps the answers across
+// calls.
+func resolvedDestinations(ctx context.Context, ms []MountRef, cache map[string]string) []MountRef {
+	out := make([]MountRef, len(ms))
+	for i, m := range ms {
+		d, ok := cache[m.Destination]
+		if !ok {
+			d, _ = resolveWithin(ctx, m.Destination, sourceTimeout)
+			cache[m.Destination] = d
+		}
+		m.Destination = d
+		out[i] = m
+	}
+	return out
+}
+
+// resolveWithin is resolve(p) within timeout; on a filesystem that does not
+// answer it returns p and false.
+func resolveWithin(ctx context.Context, p string, timeout time.Duration) (string, bool) {
+	ch := make(chan string, 1)
+	go func() { ch <- resolve(p) }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return p, false
+}
+
 // hostResolver resolves bind sources on this machine when it is the
 // engine's host (a unix socket, no container of ours): the engine reports a
 // bind source as the user wrote it, symlinks included, and our data paths
@@ -391,16 +432,8 @@ func (h *hostResolver) resolve() func(string) string {
 		if r, ok := h.cache[p]; ok {
 			return r
 		}
-		ch := make(chan string, 1)
-		go func() { ch <- resolve(p) }()
-		t := time.NewTimer(sourceTimeout)
-		defer t.Stop()
-		r := p
-		select {
-		case r = <-ch:
-		case <-t.C:
-			h.noReply = append(h.noReply, p)
-		case <-h.ctx.Done():
+		r, ok := resolveWithin(h.ctx, p, sourceTimeout)
+		if !ok {
 			h.noReply = append(h.noReply, p)
 		}
 		h.cache[p] = r
