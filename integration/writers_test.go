@@ -860,6 +860,25 @@ func TestWriterSharedNetworkNamespace(t *testing.T) {
 	if len(cs) != 1 || cs[0].Container == nil || cs[0].Container.Name != nameA {
 		t.Errorf("container writers = %+v, want %s", cs, nameA)
 	}
+
+	// A chain: B joined A's network, and the checker joins B's.
+	nameB := containerName(t, "b")
+	idB := startApp(t, "--name", nameB, "--user", "0", "--network", "container:"+idA, "-e", "DATA_DIR=/", "-e", "DEMO_INTERVAL=1h", "--entrypoint", "/demoapp", image)
+	rep = decodeWReport(t, dockerRun(t, "--user", "0", "-v", dockerSocket+":"+dockerSocket,
+		"-v", vol+":/data", "--network", "container:"+idB,
+		"--entrypoint", "/preflight", image, "check", "--format", "json", "/data"), 0)
+	if d := rep.Docker; d == nil || d.Self == nil || d.Self.Name == nameA || d.Self.Name == nameB {
+		t.Errorf("chain: docker = %+v, want this checking container as self", d)
+	}
+	if cs := rep.db(t, "/data/app.db").writersOf("container"); len(cs) != 1 || cs[0].Container.Name != nameA {
+		t.Errorf("chain: container writers = %+v, want %s", cs, nameA)
+	}
+
+	// preflight writers inside a container that joined A's network.
+	r := dockerRun(t, "--user", "0", "-v", dockerSocket+":"+dockerSocket, "-v", vol+":/data",
+		"--network", "container:"+idA, "--entrypoint", "/preflight", image, "writers", "--format", "json", "--volume", vol)
+	wantCode(t, r, 0)
+	wantContains(t, "writers in a joined container", r.stdout, nameA)
 }
 
 // 4d. On the engine's host, a container that bind-mounts a symlink to the

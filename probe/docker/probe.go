@@ -179,12 +179,32 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 			res.fail(c, err, res.InContainer)
 			return res
 		}
-		hr := newHostResolver(ctx, res.Endpoint, local, nil)
-		res.Writers = findWriters(list, local.id, targets, hr.resolve())
-		if stuck := hr.stuck(); stuck != "" {
-			res.Status, res.Sure, res.Err = StatusRan, false, stuck
-			return res
+		// Our own container is left out, once the engine confirms which
+		// it is (the hostname files may be another's whose network we
+		// joined); unconfirmed, nothing is left out and the answer is not
+		// sure.
+		selfID, sure := "", true
+		if local.id != "" {
+			self, _, err := c.findSelf(ctx, local, opts.env())
+			switch {
+			case err != nil:
+				res.fail(c, err, true)
+				return res
+			case self != nil:
+				selfID = self.ID
+			default:
+				sure = false
+				res.Err = fmt.Sprintf("own container %s (from %s) not confirmed by the engine: it is not left out", short(local.id), local.how)
+			}
 		}
+		hr := newHostResolver(ctx, res.Endpoint, local, nil)
+		res.Writers = findWriters(list, selfID, targets, hr.resolve())
+		if stuck := hr.stuck(); stuck != "" {
+			sure = false
+			res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
+		}
+		res.Status, res.Sure = StatusRan, sure
+		return res
 	}
 	res.Status = StatusRan
 	res.Sure = true
@@ -331,9 +351,10 @@ func (c *conn) findSelf(ctx context.Context, local localSelf, env func(string) s
 	return fromInspect(&ct), "hostname", nil
 }
 
-// joinedSelf finds our container among those that joined the network
-// namespace of container id, by the overlay upperdir of our root
-// filesystem. It returns nil without error when none matches: our
+// joinedSelf finds our container, whose hostname files are those of
+// container id, among the containers that joined another's network
+// namespace (directly or through a chain), by the overlay upperdir of our
+// root filesystem. It returns nil without error when none matches: our
 // container is then unknown, and the caller says so.
 func (c *conn) joinedSelf(ctx context.Context, id, upperDir string) (*Container, string, error) {
 	list, err := c.list(ctx)
@@ -342,8 +363,8 @@ func (c *conn) joinedSelf(ctx context.Context, id, upperDir string) (*Container,
 	}
 	for i := range list {
 		s := &list[i]
-		if s.HostConfig.NetworkMode != "container:"+id {
-			continue
+		if !strings.HasPrefix(s.HostConfig.NetworkMode, "container:") {
+			continue // only a container that joined a network namespace, directly or through a chain
 		}
 		r, err := c.cli.ContainerInspect(ctx, s.ID, client.ContainerInspectOptions{})
 		if err != nil {
