@@ -533,7 +533,7 @@ var writerRules = []rule{
 			return fmt.Sprintf("Docker Engine at %s: %s (%s); other containers that mount the same data were not checked", nonEmpty(d.Endpoint.Host, "(none)"), d.Status, nonEmpty(d.Err, "no detail")), lvl, true
 		},
 		remedy: func(s subject) []string {
-			return []string{"Give preflight read access to the Docker API, ideally through a socket proxy that allows only GET on /containers, /info, /version and /_ping (see README); or pass --docker off to skip this probe knowingly."}
+			return []string{"Give preflight read access to the Docker API, ideally through a socket proxy that allows only GET on /containers, /volumes, /info, /version and /_ping (see README); or pass --docker off to skip this probe knowingly."}
 		},
 	},
 	{

@@ -925,3 +925,33 @@ func TestWriterStuckBindSource(t *testing.T) {
 	wantContains(t, "writers beside a stuck bind source", r.stdout, "did not answer")
 }
 
+
+// 4f. A local volume that is a bind mount of a host directory in disguise
+// (driver_opts type none, o bind, device DIR) is the same data as a bind of
+// DIR: writers through either are found from the other.
+func TestWriterBindVolume(t *testing.T) {
+	requireDocker(t)
+	hd := hostDir(t)
+	bv := "preflight-it-" + runID + "-bindvol"
+	wantCode(t, docker(t, "volume", "create", "--label", label, "--opt", "type=none", "--opt", "o=bind", "--opt", "device="+hd, bv), 0)
+	t.Cleanup(func() { docker(t, "volume", "rm", "-f", bv) })
+
+	// A writes through a bind of the directory; the check runs on the volume.
+	nameA := containerName(t, "a")
+	startWriter(t, "--name", nameA, "-v", hd+":/data")
+	rep := decodeWReport(t, dockerRun(t, "--user", "0", "-v", dockerSocket+":"+dockerSocket, "-v", bv+":/data",
+		"--entrypoint", "/preflight", image, "check", "--format", "json", "/data"), 0)
+	if cs := rep.db(t, "/data/app.db").writersOf("container"); len(cs) != 1 || cs[0].Container.Name != nameA {
+		t.Errorf("check on the bind volume: container writers = %+v, want %s (it binds the volume's device)", cs, nameA)
+	}
+
+	// B writes through the volume; the host asks about the directory.
+	nameB := containerName(t, "b")
+	startWriter(t, "--name", nameB, "-v", bv+":/data")
+	r := run(t, dockerTimeout, nil, filepath.Join(binDir, "preflight"), "writers", "--format", "json", "--host-path", hd)
+	wantCode(t, r, 0)
+	wantContains(t, "writers --host-path DIR", r.stdout, nameB)
+	r = run(t, dockerTimeout, nil, filepath.Join(binDir, "preflight"), "writers", "--format", "json", "--volume", bv)
+	wantCode(t, r, 0)
+	wantContains(t, "writers --volume (its device bound by A)", r.stdout, nameA)
+}

@@ -7,12 +7,13 @@
 // only GET requests (a request hook refuses every other method before it
 // leaves the process), so it works through a socket proxy such as
 // tecnativa/docker-socket-proxy with POST=0 that allows GET on /_ping,
-// /version, /info and /containers. The requests are, in order:
+// /version, /info, /containers and /volumes. The requests are, in order:
 //
 //	GET /_ping                        API version negotiation (the client's HEAD /_ping is refused locally)
 //	GET /v<api>/version               engine version and components
 //	GET /v<api>/info                  engine name, operating system, security options
 //	GET /v<api>/containers/<id>/json  our own container, or the one asked for
+//	GET /v<api>/volumes               local volumes that bind a host directory (driver_opts o: bind, device); denied: compared by name only
 //	GET /v<api>/containers/json       all=1, status=running|restarting|paused, once per call
 //
 // Sources: Docker Engine API reference (https://docs.docker.com/reference/api/engine/,

@@ -135,9 +135,9 @@ func (p *getOnlyProxy) checkGETOnly(t *testing.T) {
 	for _, r := range p.seen() {
 		method, path, _ := strings.Cut(r, " ")
 		path = strings.TrimPrefix(path, "/v1.41")
-		ok := method == http.MethodGet && (path == "/_ping" || path == "/version" || path == "/info" || strings.HasPrefix(path, "/containers/"))
+		ok := method == http.MethodGet && (path == "/_ping" || path == "/version" || path == "/info" || path == "/volumes" || strings.HasPrefix(path, "/containers/"))
 		if !ok {
-			t.Errorf("proxy saw %q: want only GET on /_ping, /version, /info, /containers", r)
+			t.Errorf("proxy saw %q: want only GET on /_ping, /version, /info, /volumes, /containers", r)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,6 +70,12 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 			res.Self, res.SelfHow, res.InContainer = self, how, true
 		}
 	}
+	// Volumes that are bind mounts of a host directory in disguise: their
+	// writers include every container that binds that directory.
+	devices, derr := c.bindDevices(ctx)
+	if derr != nil {
+		res.Err = strings.TrimPrefix(res.Err+"; "+derr.Error()+" (volumes that bind a host directory are compared by name only)", "; ")
+	}
 	switch {
 	case self != nil:
 		destCache := map[string]string{}
@@ -101,20 +108,24 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 			}
 			if ps.Mount.Type == MountVolume {
 				t.volume = ps.Mount.Name
+				if dev := devices[t.volume]; dev != "" {
+					t.mountSource = dev
+					t.hostPath = path.Join(dev, strings.TrimPrefix(ps.HostPath, path.Clean(ps.Mount.Source)))
+				}
 			}
 			targets = append(targets, t)
 		}
 	case local.id != "":
 		// In a container the engine does not know (another engine, a pod
 		// sandbox): we cannot tell where our data comes from.
-		res.Err = fmt.Sprintf("own container %s (from %s) not found on the engine", short(local.id), local.how)
+		res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("own container %s (from %s) not found on the engine", short(local.id), local.how), "; ")
 		sure = false
 	default:
 		if local.marker != "" {
 			// A marker file but no container id, and $HOSTNAME is no
 			// container: most likely a host (or VM) built from a container
 			// image, but we cannot be sure.
-			res.Err = fmt.Sprintf("%s exists but no container id was found; data paths taken as host paths", local.marker)
+			res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("%s exists but no container id was found; data paths taken as host paths", local.marker), "; ")
 			sure = false
 		}
 		for i, p := range dataPaths {
@@ -134,7 +145,7 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 			selfID = self.ID
 		}
 		hr := newHostResolver(ctx, res.Endpoint, local, self)
-		res.Writers = findWriters(list, selfID, targets, hr.resolve())
+		res.Writers = findWriters(list, selfID, targets, sources{resolve: hr.resolve(), devices: devices})
 		if stuck := hr.stuck(); stuck != "" {
 			sure = false
 			res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
@@ -165,9 +176,17 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 	}
 	defer c.close()
 
+	devices, derr := c.bindDevices(ctx)
+	if derr != nil {
+		res.Err = derr.Error() + " (volumes that bind a host directory are compared by name only)"
+	}
 	var targets []target
 	if volume != "" {
-		targets = append(targets, target{label: volume, volume: volume})
+		t := target{label: volume, volume: volume}
+		if dev := devices[volume]; dev != "" {
+			t.hostPath, t.mountSource = dev, dev
+		}
+		targets = append(targets, t)
 	}
 	if hostPath != "" {
 		hp := resolve(hostPath)
@@ -194,11 +213,11 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 				selfID = self.ID
 			default:
 				sure = false
-				res.Err = fmt.Sprintf("own container %s (from %s) not confirmed by the engine: it is not left out", short(local.id), local.how)
+				res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("own container %s (from %s) not confirmed by the engine: it is not left out", short(local.id), local.how), "; ")
 			}
 		}
 		hr := newHostResolver(ctx, res.Endpoint, local, nil)
-		res.Writers = findWriters(list, selfID, targets, hr.resolve())
+		res.Writers = findWriters(list, selfID, targets, sources{resolve: hr.resolve(), devices: devices})
 		if stuck := hr.stuck(); stuck != "" {
 			sure = false
 			res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
@@ -296,6 +315,25 @@ func (c *conn) list(ctx context.Context) ([]container.Summary, error) {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
 	return r.Items, nil
+}
+
+// bindDevices returns, for every local volume that is a bind mount of a
+// host directory in disguise (driver_opts type none, o bind, device DIR),
+// its device directory, by volume name. An engine that does not answer
+// (a socket proxy that denies /volumes) gives nil and the reason.
+func (c *conn) bindDevices(ctx context.Context) (map[string]string, error) {
+	r, err := c.cli.VolumeList(ctx, client.VolumeListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list volumes: %w", err)
+	}
+	out := map[string]string{}
+	for _, v := range r.Items {
+		if v.Driver != "local" || v.Options["device"] == "" || !slices.Contains(strings.Split(v.Options["o"], ","), "bind") {
+			continue
+		}
+		out[v.Name] = path.Clean(v.Options["device"])
+	}
+	return out, nil
 }
 
 // findSelf inspects our container by the id found locally, else by

@@ -18,36 +18,62 @@ type target struct {
 }
 
 // relation says how mount m of another container reaches t, or "" when it
-// does not or is read-only. Paths are the engine's (slash-separated).
-// A bind source is passed through resolveSource first, when not nil;
-// otherwise it is compared as the engine reports it, which is the path as
-// the user gave it, symlinks included.
-func relation(t target, m MountRef, resolveSource func(string) string) string {
+// does not or is read-only. Paths are the engine's (slash-separated). The
+// source compared is src(m) (see sources.of).
+func relation(t target, m MountRef, src sources) string {
 	if !m.RW || m.Type == MountTmpfs {
 		return ""
 	}
 	if t.volume != "" && m.Type == MountVolume && m.Name == t.volume {
 		return SameVolume
 	}
-	if t.hostPath == "" || m.Source == "" {
+	s := src.of(m)
+	if t.hostPath == "" || s == "" {
 		return ""
 	}
-	src := path.Clean(m.Source)
-	if resolveSource != nil && m.Type == MountBind {
-		src = resolveSource(src)
-	}
 	switch {
-	case src == t.mountSource || src == t.hostPath:
-		if m.Type == MountVolume {
+	case s == t.mountSource || s == t.hostPath:
+		if m.Type == MountVolume && src.devices[m.Name] == "" {
 			return SameVolume
 		}
 		return SameBindSource
-	case within(t.hostPath, src):
+	case within(t.hostPath, s):
 		return BindContainsOurs
-	case within(src, t.hostPath):
+	case within(s, t.hostPath):
 		return BindInsideOurs
 	}
 	return ""
+}
+
+// sources gives the host directory a container mount really uses.
+type sources struct {
+	// resolve, when not nil, resolves a host path on this machine (the
+	// engine reports a bind source as the user wrote it).
+	resolve func(string) string
+	// devices maps a local volume that is a bind mount of a host
+	// directory (driver_opts o: bind, device: DIR) to that directory; the
+	// engine reports such a volume's source as its _data directory.
+	devices map[string]string
+}
+
+// of returns the host path behind m: a bind's source (resolved when
+// possible), a bind volume's device, or the engine's source.
+func (s sources) of(m MountRef) string {
+	src := path.Clean(m.Source)
+	if m.Source == "" {
+		return ""
+	}
+	if m.Type == MountVolume {
+		if d := s.devices[m.Name]; d != "" {
+			src = d
+		} else {
+			return src
+		}
+	}
+	if s.resolve != nil {
+		src = s.resolve(src)
+	}
+	return src
 }
 
 // within reports whether p is strictly below dir.
@@ -61,9 +87,8 @@ func within(p, dir string) bool {
 // findWriters returns, for every target, each container other than selfID
 // with a read-write mount that reaches it. Containers are taken in list
 // order; one container is reported once per target (its first such mount).
-// resolveSource, when not nil, resolves bind sources on this machine (see
-// relation).
-func findWriters(list []container.Summary, selfID string, targets []target, resolveSource func(string) string) []Writer {
+// src gives the host path behind each mount (see sources).
+func findWriters(list []container.Summary, selfID string, targets []target, src sources) []Writer {
 	ws := []Writer{}
 	for _, t := range targets {
 		for i := range list {
@@ -73,7 +98,7 @@ func findWriters(list []container.Summary, selfID string, targets []target, reso
 			}
 			for _, mp := range s.Mounts {
 				m := mountRef(mp)
-				if rel := relation(t, m, resolveSource); rel != "" {
+				if rel := relation(t, m, src); rel != "" {
 					ws = append(ws, Writer{Container: fromSummary(s), Mount: m, Relation: rel, Path: t.label})
 					break
 				}
