@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/migrate"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 )
@@ -59,6 +60,8 @@ func (c *MigrateCmd) Run(g *Globals) error {
 		return nil
 	case errors.Is(err, migrate.ErrBadInput):
 		return usageError(err)
+	case errors.Is(err, migrate.ErrRefused) && errors.Is(err, fsbound.ErrNoAnswer):
+		return &exitError{code: exitUnsafe, err: err, hints: []string{"--from or --to is on a filesystem that does not answer (a stuck FUSE daemon, a network server that is down): find what it is on with findmnt -T PATH, fix that, and run migrate again"}}
 	case errors.Is(err, migrate.ErrRefused):
 		return &exitError{code: exitUnsafe, err: err, hints: []string{"stop every container and program that uses the data (docker compose stop SERVICE), and give an empty --to"}}
 	case errors.Is(err, migrate.ErrVerify):
