@@ -63,7 +63,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		d.Status = StatusRefused
 		d.Refusals = append(d.Refusals, Refusal{Reason: "wal-without-database",
 			Message: fmt.Sprintf("%s is missing or empty but its -wal holds %d bytes of frames: SQLite would see an empty database and delete that -wal, with the data in it; nothing was changed", db.Path, db.WAL.SizeBytes),
-			Remedy: []string{"do not open the database: stop the application, copy the database, -wal and -shm aside, and restore the database file from a backup (see preflight check's wal-without-database)"}})
+			Remedy:  []string{"do not open the database: stop the application, copy the database, -wal and -shm aside, and restore the database file from a backup (see preflight check's wal-without-database)"}})
 		return d
 	case db.New:
 		d.Status = StatusSkipped

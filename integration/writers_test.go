@@ -925,7 +925,6 @@ func TestWriterStuckBindSource(t *testing.T) {
 	wantContains(t, "writers beside a stuck bind source", r.stdout, "did not answer")
 }
 
-
 // 4f. A local volume that is a bind mount of a host directory in disguise
 // (driver_opts type none, o bind, device DIR) is the same data as a bind of
 // DIR: writers through either are found from the other.

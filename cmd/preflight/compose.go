@@ -61,8 +61,9 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		Load: compose.LoadOptions{Files: c.File, ProjectDirectory: c.ProjectDirectory, ProjectName: c.ProjectName,
 			Profiles: c.Profile, EnvFiles: c.EnvFile},
 		DataDirs: c.DataDir, Platform: c.Platform, Live: c.Live, Ignore: c.Ignore,
-		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout}, FSTimeout: c.FSTimeout,
-		Plan:   compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: c.MigrateImage},
+		Docker:    docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout},
+		FSTimeout: c.FSTimeout,
+		Plan:      compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: c.MigrateImage},
 	}
 	if g.Mountinfo != "" {
 		t, err := mounts.ReadFile(g.Mountinfo)
