@@ -236,3 +236,32 @@ func TestRootUpperDir(t *testing.T) {
 		}
 	}
 }
+
+// RootUpperDir on real container mount tables from ../shared/cases: Docker
+// Desktop's overlay2 and rootless Podman's overlay name their writable
+// layer; a containerd snapshot names its own.
+func TestRootUpperDirCases(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "cases", "mountinfo")
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("shared case corpus missing at %s: %v", dir, err)
+		}
+		t.Skipf("SKIPPING: %s not found (%v)", dir, err)
+	}
+	for file, want := range map[string]string{
+		"docker-desktop-mac-container-rootfs.txt": "/var/lib/docker/overlay2/4567ef014567ef014567ef014567ef014567ef014567ef014567ef014567ef01/diff",
+		"podman-rootless-linux-container.txt":     "/home/alice/.local/share/containers/storage/overlay/",
+		"k8s-containerd-xfs-rootfs.txt":           "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/",
+		"linux-docker-ext4-named-volume.txt":      "/var/lib/docker/overlay2/0123abcd",
+		"local-btrfs-subvol.txt":                  "",
+	} {
+		tb, err := mounts.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := docker.RootUpperDir(tb)
+		if want == "" && got != "" || want != "" && !strings.HasPrefix(got, want) {
+			t.Errorf("%s: RootUpperDir = %q, want %q (prefix)", file, got, want)
+		}
+	}
+}
