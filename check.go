@@ -185,15 +185,8 @@ func discoverBounded(ctx context.Context, p string, saved bool, opts Options) Da
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	done := make(chan DataDir, 1)
-	go func() { done <- discoverPath(ctx, p, saved, opts) }()
-	t := time.NewTimer(2 * timeout)
-	defer t.Stop()
-	select {
-	case d := <-done:
+	if d, ok := fsbound.Within(ctx, 2*timeout, func() DataDir { return discoverPath(ctx, p, saved, opts) }); ok {
 		return d
-	case <-t.C:
-	case <-ctx.Done():
 	}
 	return DataDir{Path: p, Exists: true, Databases: []Database{}, Resolved: filepath.Clean(p),
 		Unresponsive: fmt.Sprintf("looking for databases under %s did not finish within %s (a symlink or a mount below it does not answer)", p, 2*timeout)}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 
 	"github.com/preflight-sqlite/preflight"
@@ -44,19 +45,14 @@ func readStateBounded(dir string, timeout time.Duration) (State, error) {
 		s   State
 		err error
 	}
-	done := make(chan result, 1)
-	go func() {
+	r, ok := fsbound.Within(context.Background(), timeout, func() result {
 		s, err := ReadState(dir)
-		done <- result{s, err}
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case r := <-done:
-		return r.s, r.err
-	case <-t.C:
+		return result{s, err}
+	})
+	if !ok {
 		return State{Schema: StateSchema}, fmt.Errorf("no answer within %s", timeout)
 	}
+	return r.s, r.err
 }
 
 // CanonicalPath is the form database paths take in the state file and in

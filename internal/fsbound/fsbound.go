@@ -22,6 +22,26 @@ const DefaultTimeout = 5 * time.Second
 // answer within the timeout.
 var ErrNoAnswer = errors.New("did not answer")
 
+// Within runs fn in its own goroutine and waits at most timeout (zero
+// means DefaultTimeout) or until ctx ends for its result; ok is false when
+// it did not come in time (fn then finishes, or not, on its own).
+func Within[T any](ctx context.Context, timeout time.Duration, fn func() T) (v T, ok bool) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ch := make(chan T, 1)
+	go func() { ch <- fn() }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case v = <-ch:
+		return v, true
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return v, false
+}
+
 // Responsive returns nil when p answers a stat(2) and, for a directory, a
 // read of its first 16 entries within timeout (zero means DefaultTimeout),
 // whatever those calls return: a missing or unreadable path answered. It
@@ -31,26 +51,22 @@ func Responsive(ctx context.Context, p string, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	_, ok := Within(ctx, timeout, func() struct{} {
 		fi, err := os.Stat(p)
 		if err != nil || !fi.IsDir() {
-			return
+			return struct{}{}
 		}
 		if f, err := os.Open(p); err == nil {
 			_, _ = f.Readdirnames(16)
 			f.Close()
 		}
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-done:
+		return struct{}{}
+	})
+	switch {
+	case ok:
 		return nil
-	case <-ctx.Done():
+	case ctx.Err() != nil:
 		return ctx.Err()
-	case <-t.C:
-		return fmt.Errorf("%s %w a stat and directory read within %s", p, ErrNoAnswer, timeout)
 	}
+	return fmt.Errorf("%s %w a stat and directory read within %s", p, ErrNoAnswer, timeout)
 }

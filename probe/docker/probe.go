@@ -14,6 +14,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
@@ -445,15 +446,8 @@ func resolvedDestinations(ctx context.Context, ms []MountRef, cache map[string]s
 // resolveWithin is resolve(p) within timeout; on a filesystem that does not
 // answer it returns p and false.
 func resolveWithin(ctx context.Context, p string, timeout time.Duration) (string, bool) {
-	ch := make(chan string, 1)
-	go func() { ch <- resolve(p) }()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case r := <-ch:
+	if r, ok := fsbound.Within(ctx, timeout, func() string { return resolve(p) }); ok {
 		return r, true
-	case <-t.C:
-	case <-ctx.Done():
 	}
 	return p, false
 }
