@@ -639,10 +639,10 @@ func TestWALWithoutDatabase(t *testing.T) {
 	wantUntouched(t, path, before)
 }
 
-// A schema that names a collation only the application defines (Plex and
-// other applications register their own): the conversion does not need
-// it, the row counts are taken without the index, and quick_check says it
-// could not run instead of failing the conversion.
+// A schema that names a collation only the application defines (some
+// applications register their own): the conversion does not need it, the
+// row counts run as usual, and quick_check says it could not run instead
+// of failing the conversion.
 func TestConvertApplicationCollation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.db")
 	db, err := sql.Open("sqlite", testdb.DSN(path, "_pragma=journal_mode(WAL)", "_pragma=wal_autocheckpoint(0)"))

@@ -334,13 +334,7 @@ func countIn(ctx context.Context, conn *sql.Conn) ([]TableCount, error) {
 	for _, n := range names {
 		var c int64
 		q := `SELECT count(*) FROM "` + strings.ReplaceAll(n, `"`, `""`) + `"`
-		err := conn.QueryRowContext(ctx, q).Scan(&c)
-		if _, ok := missingCollation(err); ok {
-			// count(*) may pick an index whose collation only the
-			// application defines: count the table itself.
-			err = conn.QueryRowContext(ctx, q+" NOT INDEXED").Scan(&c)
-		}
-		if err != nil {
+		if err := conn.QueryRowContext(ctx, q).Scan(&c); err != nil {
 			return nil, sqlErr("count rows of "+n, err)
 		}
 		out = append(out, TableCount{Table: n, Before: c})
