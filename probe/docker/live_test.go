@@ -85,6 +85,7 @@ type getOnlyProxy struct {
 	sock     string
 	mu       sync.Mutex
 	requests []string // "METHOD path"
+	deny     string   // a path (after the API version) answered 403, as a proxy without that section does
 }
 
 func startProxy(t *testing.T) *getOnlyProxy {
@@ -104,8 +105,9 @@ func startProxy(t *testing.T) *getOnlyProxy {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.requests = append(p.requests, r.Method+" "+r.URL.Path)
+		deny := p.deny
 		p.mu.Unlock()
-		if r.Method != http.MethodGet {
+		if r.Method != http.MethodGet || deny != "" && strings.HasSuffix(r.URL.Path, deny) {
 			http.Error(w, "forbidden by proxy", http.StatusForbidden)
 			return
 		}
@@ -406,4 +408,24 @@ func runAs65534(t *testing.T, bin, dir, host string) docker.Result {
 	}
 	t.Logf("helper as uid 65534: status %s: %s", r.Status, r.Err)
 	return r
+}
+
+// TestProbeVolumesDenied: a proxy that denies GET /volumes leaves volumes
+// compared by name only, so a check of data on a volume is not sure (one
+// of them may bind the same host directory as another container's bind).
+func TestProbeVolumesDenied(t *testing.T) {
+	testImage(t)
+	p := startProxy(t)
+	p.mu.Lock()
+	p.deny = "/volumes"
+	p.mu.Unlock()
+	vol := "preflight-probe-denied-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	if out, err := exec.Command("docker", "volume", "create", vol).CombinedOutput(); err != nil {
+		t.Fatalf("docker volume create: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("docker", "volume", "rm", "-f", vol).Run() })
+	_, r := probeInside(t, []string{"-v", p.sock + ":/var/run/docker.sock", "-v", vol + ":/data"}, "/data")
+	if r.Status != docker.StatusRan || r.Sure || !strings.Contains(r.Err, "list volumes") {
+		t.Errorf("Probe with /volumes denied: status %q sure %v err %q; want ran, not sure, naming the volume list", r.Status, r.Sure, r.Err)
+	}
 }

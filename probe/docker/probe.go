@@ -75,7 +75,7 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	// writers include every container that binds that directory.
 	devices, derr := c.bindDevices(ctx)
 	if derr != nil {
-		res.Err = strings.TrimPrefix(res.Err+"; "+derr.Error()+" (volumes that bind a host directory are compared by name only)", "; ")
+		res.Err = strings.TrimPrefix(res.Err+"; "+derr.Error()+" (a volume that binds a host directory is compared by name only)", "; ")
 	}
 	switch {
 	case self != nil:
@@ -147,6 +147,9 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 		}
 		hr := newHostResolver(ctx, res.Endpoint, local, self)
 		res.Writers = findWriters(list, selfID, targets, sources{resolve: hr.resolve(), devices: devices})
+		if derr != nil && volumesInvolved(targets, list) {
+			sure = false // a volume may bind the same directory as a bind mount
+		}
 		if stuck := hr.stuck(); stuck != "" {
 			sure = false
 			res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
@@ -179,7 +182,7 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 
 	devices, derr := c.bindDevices(ctx)
 	if derr != nil {
-		res.Err = derr.Error() + " (volumes that bind a host directory are compared by name only)"
+		res.Err = derr.Error() + " (a volume that binds a host directory is compared by name only)"
 	}
 	var targets []target
 	if volume != "" {
@@ -219,6 +222,9 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 		}
 		hr := newHostResolver(ctx, res.Endpoint, local, nil)
 		res.Writers = findWriters(list, selfID, targets, sources{resolve: hr.resolve(), devices: devices})
+		if derr != nil && volumesInvolved(targets, list) {
+			sure = false // a volume may bind the same directory as a bind mount
+		}
 		if stuck := hr.stuck(); stuck != "" {
 			sure = false
 			res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
@@ -316,6 +322,25 @@ func (c *conn) list(ctx context.Context) ([]container.Summary, error) {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
 	return r.Items, nil
+}
+
+// volumesInvolved reports whether a target is on a volume or a listed
+// container mounts a local volume: without the volume list, one of those
+// may be a bind of the same directory in disguise.
+func volumesInvolved(targets []target, list []container.Summary) bool {
+	for _, t := range targets {
+		if t.volume != "" {
+			return true
+		}
+	}
+	for _, s := range list {
+		for _, m := range s.Mounts {
+			if string(m.Type) == MountVolume && (m.Driver == "" || m.Driver == "local") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // bindDevices returns, for every local volume that is a bind mount of a
