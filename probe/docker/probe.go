@@ -93,7 +93,11 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 				// The engine reports destinations as written; in the image
 				// one may be a symlink (/data -> /srv/data), and the mount
 				// is then where the symlink points.
-				ps = sourceOf(rp, mp, resolvedDestinations(ctx, self.Mounts, destCache))
+				ms, answered := resolvedDestinations(ctx, self.Mounts, destCache)
+				if ps = sourceOf(rp, mp, ms); ps.Mount == nil && !answered {
+					sure = false
+					res.Err = strings.TrimPrefix(res.Err+"; a mount destination of this container did not answer: where "+p+" lives is unknown", "; ")
+				}
 			}
 			ps.Path = p
 			res.Paths = append(res.Paths, ps)
@@ -452,20 +456,27 @@ func upperDirOf(r *container.InspectResponse) string {
 
 // resolvedDestinations returns ms with each destination resolved in our
 // own filesystem (symlinks in the image), each within sourceTimeout; one
-// that does not answer is kept as written. cache keeps the answers across
-// calls.
-func resolvedDestinations(ctx context.Context, ms []MountRef, cache map[string]string) []MountRef {
-	out := make([]MountRef, len(ms))
+// that does not answer is kept as written and answered is false. cache
+// keeps the answers across calls ("" for one that did not answer).
+func resolvedDestinations(ctx context.Context, ms []MountRef, cache map[string]string) (out []MountRef, answered bool) {
+	answered = true
+	out = make([]MountRef, len(ms))
 	for i, m := range ms {
-		d, ok := cache[m.Destination]
-		if !ok {
-			d, _ = resolveWithin(ctx, m.Destination, sourceTimeout)
+		d, seen := cache[m.Destination]
+		if !seen {
+			if r, ok := resolveWithin(ctx, m.Destination, sourceTimeout); ok {
+				d = r
+			}
 			cache[m.Destination] = d
 		}
-		m.Destination = d
+		if d == "" {
+			answered = false
+		} else {
+			m.Destination = d
+		}
 		out[i] = m
 	}
-	return out
+	return out, answered
 }
 
 // resolveWithin is resolve(p) within timeout; on a filesystem that does not
