@@ -15,7 +15,7 @@ import (
 // whose data is in its writable layer.
 func TestCheckContainerNestedMount(t *testing.T) {
 	requireDocker(t)
-	requireFUSE(t)
+	testdb.NeedFUSE(t)
 	requireBinaries(t)
 	backing, mnt := hostDir(t), t.TempDir()
 	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")

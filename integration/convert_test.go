@@ -199,7 +199,7 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 // application turns WAL back on, the next start logs wal-reenabled.
 func TestConvertEntrypointPolicy(t *testing.T) {
 	requireDocker(t)
-	requireFUSE(t)
+	testdb.NeedFUSE(t)
 	backing, mnt := hostDir(t), t.TempDir()
 	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
 	if err != nil {

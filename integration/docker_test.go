@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/fuseloop"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
 // report is the part of preflight's JSON report (schema preflight/v1) that
@@ -240,7 +241,7 @@ func TestNoVolumeEphemeral(t *testing.T) {
 // looks like on Docker Desktop. WAL there is unsafe.
 func TestGrpcfuseCrossVM(t *testing.T) {
 	requireDocker(t)
-	requireFUSE(t)
+	testdb.NeedFUSE(t)
 	backing, mnt := hostDir(t), t.TempDir()
 	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/preflight-sqlite/preflight/internal/fuseloop"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
 // entrypoint.sh runs preflight in front of the command, and without
@@ -37,7 +38,7 @@ func TestEntrypointScript(t *testing.T) {
 // Without Docker: preflight on this host over a grpcfuse FUSE mount.
 func TestHostGrpcfuse(t *testing.T) {
 	requireBinaries(t)
-	requireFUSE(t)
+	testdb.NeedFUSE(t)
 	backing, mnt := t.TempDir(), t.TempDir()
 	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
 	if err != nil {

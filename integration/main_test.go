@@ -237,27 +237,6 @@ func requireDocker(t *testing.T) {
 	}
 }
 
-// requireFUSE skips the test unless it runs as root with a usable
-// /dev/fuse (fails instead when Docker is required, as in CI).
-func requireFUSE(t *testing.T) {
-	t.Helper()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "not root"
-	} else if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
-		why = fmt.Sprintf("/dev/fuse not usable: %v", err)
-	} else {
-		f.Close()
-	}
-	if why == "" {
-		return
-	}
-	if required {
-		t.Fatalf("FUSE case needs root and /dev/fuse (PREFLIGHT_REQUIRE_DOCKER=1 or CI=true): %s", why)
-	}
-	t.Skipf("FUSE case needs root and /dev/fuse: %s", why)
-}
-
 // result is a finished command.
 type result struct {
 	args           []string

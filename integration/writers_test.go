@@ -611,7 +611,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // cannot see is writing.
 func TestWriterBehindShare(t *testing.T) {
 	requireBinaries(t)
-	requireFUSE(t)
+	testdb.NeedFUSE(t)
 	backing, mnt := hostDir(t), t.TempDir()
 	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
 	if err != nil {

@@ -14,28 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/preflight-sqlite/preflight/internal/fuseloop"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
-
-// requireFUSE skips the test unless it runs as root with a usable
-// /dev/fuse. With CI=true it fails instead: CI must run this test.
-func requireFUSE(t *testing.T) {
-	t.Helper()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "not root"
-	} else if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
-		why = fmt.Sprintf("/dev/fuse not usable: %v", err)
-	} else {
-		f.Close()
-	}
-	if why == "" {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("FUSE mount test needs root and /dev/fuse (CI=true): %s", why)
-	}
-	t.Skipf("FUSE mount test needs root and /dev/fuse: %s", why)
-}
 
 // mountEntry returns the filesystem type and source of the mount at
 // mountpoint in /proc/self/mountinfo (proc(5): fields after " - ").
@@ -63,7 +43,7 @@ func mountEntry(t *testing.T, mountpoint string) (fstype, source string) {
 }
 
 func TestMount(t *testing.T) {
-	requireFUSE(t)
+	testdb.NeedFUSE(t)
 	backing, mnt := t.TempDir(), t.TempDir()
 	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
 	if err != nil {
