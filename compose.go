@@ -139,11 +139,22 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 			sure[filepath.Clean(a.Mounts[i].Source)] = true
 		}
 	}
+	moving := map[string]bool{}
 	for i := range a.Mounts {
 		if len(risky[i]) > 0 && (a.Mounts[i].Confidence != compose.Possible || sure[filepath.Clean(a.Mounts[i].Source)]) {
 			which = append(which, i)
+			moving[filepath.Clean(a.Mounts[i].Source)] = true
 		} else {
 			delete(risky, i)
+		}
+	}
+	// Every other bind of a host directory that moves, read-only ones
+	// included, moves with it to the same volume: left on the old
+	// directory it would read stale data after the migration.
+	for i := range a.Mounts {
+		m := &a.Mounts[i]
+		if m.Type == "bind" && risky[i] == nil && moving[filepath.Clean(m.Source)] {
+			which = append(which, i)
 		}
 	}
 	edits, err := a.Plan(which, risky, opts.Plan)

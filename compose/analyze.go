@@ -2,7 +2,10 @@ package compose
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -108,7 +111,13 @@ type Volume struct {
 type AppRef struct {
 	Name string `json:"name"`
 	Docs string `json:"docs,omitempty"`
-	Note string `json:"note,omitempty"`
+	// Source is where the application says its SQLite files live.
+	Source string `json:"source,omitempty"`
+	Note   string `json:"note,omitempty"`
+	// Match is how the image matched: "image" (one of the entry's
+	// images) or "name" (the application's name is a path segment of the
+	// image's repository: another publisher's image).
+	Match string `json:"match,omitempty"`
 	// OtherEngine is the environment setting that moves the application to
 	// another database engine (NAME=value), when set.
 	OtherEngine string `json:"other_engine,omitempty"`
@@ -188,9 +197,28 @@ type Mount struct {
 	// same source read-write.
 	Live        []LiveMount `json:"live,omitempty"`
 	LiveWriters []string    `json:"live_writers,omitempty"`
+	// SourceMissing says the bind source does not exist on this machine
+	// (it is created empty when the service starts).
+	SourceMissing bool `json:"source_missing,omitempty"`
 	// Findings are the IDs of the findings made about this mount (set by
 	// the caller that judges it).
 	Findings []string `json:"findings,omitempty"`
+
+	// known: the service's image is in the catalogue (its data
+	// directories, or that it keeps no SQLite, are known).
+	known bool
+}
+
+// NotJudged is a mount whose content is unknown, so no rule could judge
+// it: a read-write bind whose source was not read (absent on this machine,
+// not answering, files from another machine) of services whose images are
+// not in the catalogue.
+type NotJudged struct {
+	// Mount is SERVICE:TARGET; Source the host path.
+	Mount  string `json:"mount"`
+	Source string `json:"source"`
+	// Why is why its content is unknown.
+	Why string `json:"why"`
 }
 
 // Key returns SERVICE:TARGET.
@@ -207,10 +235,19 @@ type Analysis struct {
 	// not.
 	HostMounts string  `json:"host_mounts"`
 	Mounts     []Mount `json:"mounts"`
+	// NotJudged lists the mounts no rule could judge (their content is
+	// unknown); never empty when a verdict of ok would hide them.
+	NotJudged []NotJudged `json:"not_judged"`
+	// Warnings are what Compose's loader warned about (an unset
+	// variable, an obsolete version: key), in its words.
+	Warnings []string `json:"warnings,omitempty"`
 	// Live is the engine's answer for --live.
 	Live *docker.ProjectResult `json:"live,omitempty"`
 	// Rewrites are the proposed named-volume rewrites (Plan).
 	Rewrites []Rewrite `json:"rewrites,omitempty"`
+	// Written are the rewrites compose --write made; the rest of the
+	// analysis is then the project as written.
+	Written []Rewrite `json:"written,omitempty"`
 
 	loaded  *Loaded
 	locator *locator
@@ -256,7 +293,7 @@ func Analyze(l *Loaded, opts Options) (*Analysis, error) {
 		cat = Builtin()
 	}
 	a := &Analysis{
-		Project: p.Name, WorkingDir: p.WorkingDir, Files: l.Files, Mounts: []Mount{},
+		Project: p.Name, WorkingDir: p.WorkingDir, Files: l.Files, Mounts: []Mount{}, NotJudged: []NotJudged{},
 		loaded: l, Live: opts.Live,
 	}
 	for _, s := range p.Services {
@@ -315,6 +352,9 @@ func Analyze(l *Loaded, opts Options) (*Analysis, error) {
 			}
 		}
 	}
+	a.bySource(table, opts)
+	a.NotJudged = notJudged(a.Mounts, opts.NoDisk)
+	a.Warnings = l.Warnings
 	shared(a.Mounts)
 	if opts.Live != nil {
 		live(a.Mounts, opts.Live)
@@ -449,14 +489,19 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 	}
 	var app *App
 	var ref *AppRef
-	if app = cat.Match(s.Image); app != nil {
-		ref = &AppRef{Name: app.Name, Docs: app.Docs, Note: app.Note}
+	var how string
+	if app, how = cat.MatchHow(s.Image); app != nil {
+		ref = &AppRef{Name: app.Name, Docs: app.Docs, Source: app.Source, Note: app.Note, Match: how}
 		ref.OtherEngine = app.engineSwitch(env)
 		if ref.OtherEngine == "" {
 			ds, moved := app.dataDirs(env)
 			ref.MovedBy = moved
+			is := "is"
+			if how == MatchName {
+				is = "is named"
+			}
 			for _, d := range ds {
-				why := fmt.Sprintf("image %s is %s, which keeps SQLite in %s", s.Image, app.Name, d)
+				why := fmt.Sprintf("image %s %s %s, which keeps SQLite in %s", s.Image, is, app.Name, d)
 				if moved != "" {
 					why += " (moved by " + moved + ")"
 				}
@@ -467,7 +512,7 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 
 	var out []Mount
 	for _, v := range s.Volumes {
-		m := Mount{Service: s.Name, Image: s.Image, Type: v.Type, Target: path.Clean(v.Target), ReadWrite: !v.ReadOnly}
+		m := Mount{Service: s.Name, Image: s.Image, Type: v.Type, Target: path.Clean(v.Target), ReadWrite: !v.ReadOnly, known: app != nil}
 		switch v.Type {
 		case types.VolumeTypeBind:
 			m.Source = v.Source
@@ -493,10 +538,12 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 				best = i
 			}
 		}
-		if best < 0 && d.confidence == Catalogued && anyCovered(dirs, d.app, out) {
+		if best < 0 && d.confidence == Catalogued && (anyCovered(dirs, d.app, out) || d.app.Match == MatchName) {
 			// An app with several possible data directories (rootful and
 			// rootless images, optional databases) that has one of them
-			// mounted: the others are not in use.
+			// mounted: the others are not in use. Another publisher's
+			// image (matched by name) may keep its data elsewhere: only
+			// its known data paths that are mounted are judged.
 			continue
 		}
 		if best < 0 {
@@ -522,6 +569,8 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 		if m.Type == types.VolumeTypeBind && !opts.NoDisk {
 			if err := a.answers(m.Source, opts.FSTimeout); err != nil {
 				m.HostFSError = err.Error()
+			} else if _, err := os.Stat(m.Source); errors.Is(err, fs.ErrNotExist) {
+				m.SourceMissing = true
 			} else if dbs := sqliteFiles(m.Source); len(dbs) > 0 {
 				m.Databases = dbs
 				if !m.DataDir || m.Confidence.rank() < Found.rank() {
@@ -829,4 +878,79 @@ func live(ms []Mount, res *docker.ProjectResult) {
 		}
 		m.LiveWriters = uniq(m.LiveWriters)
 	}
+}
+
+// bySource carries what is known about a bind source to every service
+// that mounts it: a read-write mount of a host directory that holds
+// another service's data directory (found, declared or catalogued; not a
+// guess) holds that data too, whatever its image (a one-shot chown
+// service, a backup or an exporter).
+func (a *Analysis) bySource(table *mounts.Table, opts Options) {
+	for i := range a.Mounts {
+		m := &a.Mounts[i]
+		if !m.DataDir || m.Confidence.rank() < Catalogued.rank() {
+			continue
+		}
+		km, sm := sourceKey(m)
+		if km != "bind" {
+			continue
+		}
+		for j := range a.Mounts {
+			o := &a.Mounts[j]
+			ko, so := sourceKey(o)
+			if i == j || o.DataDir || o.NotData != "" || !o.ReadWrite || ko != "bind" || !(within(so, sm) || within(sm, so)) {
+				continue
+			}
+			mark(o, dataDir{o.Target, m.Confidence, m.Rule,
+				fmt.Sprintf("its bind source %s is where %s keeps %s (%s)", so, m.Key(), strings.TrimSuffix(strings.TrimPrefix(dataWhat(m), "("), ")"), m.Why), m.App})
+			if o.Type == types.VolumeTypeBind && !opts.NoDisk && o.HostFSError == "" {
+				classifyHost(o, o.Source, table, a.HostMounts)
+			}
+		}
+	}
+}
+
+// dataWhat names what a data directory mount holds, in parentheses.
+func dataWhat(m *Mount) string {
+	switch {
+	case m.App != nil && m.Confidence == Catalogued:
+		return "(" + m.App.Name + "'s data directory)"
+	case m.Confidence == Found:
+		return "(SQLite databases)"
+	}
+	return "(a data directory)"
+}
+
+// notJudged lists the read-write binds whose content is unknown (not read
+// from disk, or absent) of services whose images are not catalogued,
+// unless a service that knows the source mounts it.
+func notJudged(ms []Mount, noDisk bool) []NotJudged {
+	out := []NotJudged{}
+	for i := range ms {
+		m := &ms[i]
+		if m.Type != types.VolumeTypeBind || m.DataDir || m.NotData != "" || !m.ReadWrite || m.known {
+			continue
+		}
+		src := filepath.Clean(m.Source)
+		why := ""
+		switch {
+		case noDisk:
+			why = "bind sources are not read (files from another machine)"
+		case m.HostFSError != "":
+			why = m.HostFSError
+		case m.SourceMissing:
+			why = "the source does not exist on this machine"
+		default:
+			continue // read: no SQLite in it
+		}
+		known := false
+		for j := range ms {
+			kj, sj := sourceKey(&ms[j])
+			known = known || i != j && kj == "bind" && ms[j].known && (within(sj, src) || within(src, sj))
+		}
+		if !known {
+			out = append(out, NotJudged{Mount: m.Key(), Source: src, Why: why})
+		}
+	}
+	return out
 }

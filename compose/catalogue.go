@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -26,6 +27,9 @@ type App struct {
 	OtherEngine []EnvSwitch `yaml:"other_engine" json:"other_engine,omitempty"`
 	Note        string      `yaml:"note" json:"note,omitempty"`
 	Docs        string      `yaml:"docs" json:"docs"`
+	// Source is where the application's documentation or code says where
+	// its SQLite files live (a URL); required in the built-in catalogue.
+	Source string `yaml:"source" json:"source,omitempty"`
 }
 
 // EnvMove is an environment setting that moves an application's data.
@@ -130,19 +134,49 @@ func Repository(image string) string {
 
 // Match returns the first app whose images match image, or nil.
 func (c *Catalogue) Match(image string) *App {
+	app, _ := c.MatchHow(image)
+	return app
+}
+
+// How an image matched a catalogue entry (MatchHow).
+const (
+	// MatchImage: the image's repository is one of the entry's images.
+	MatchImage = "image"
+	// MatchName: a path segment of the image's repository is the
+	// application's name (argonptg/pocketbase for pocketbase), an image of
+	// another publisher.
+	MatchName = "name"
+)
+
+// MatchHow returns the app whose images match image (the first in order),
+// else the first app whose name is a path segment of the image's
+// repository, with how it matched (MatchImage, MatchName); nil and "" when
+// none does. Entries without data directories (database servers, apps
+// without SQLite) match by image only.
+func (c *Catalogue) MatchHow(image string) (*App, string) {
 	if c == nil || image == "" {
-		return nil
+		return nil, ""
 	}
 	repo := Repository(image)
 	for i := range c.Apps {
 		for _, pat := range c.Apps[i].Images {
 			pat = strings.ToLower(pat)
 			if pat == repo || strings.HasSuffix(pat, "/*") && strings.HasPrefix(repo, strings.TrimSuffix(pat, "*")) {
-				return &c.Apps[i]
+				return &c.Apps[i], MatchImage
 			}
 		}
 	}
-	return nil
+	segs := strings.Split(repo, "/")
+	for i := range c.Apps {
+		a := &c.Apps[i]
+		if len(a.DataDirs) == 0 || strings.ContainsAny(a.Name, " /") {
+			continue
+		}
+		if slices.Contains(segs, strings.ToLower(a.Name)) {
+			return a, MatchName
+		}
+	}
+	return nil, ""
 }
 
 // Merge returns a catalogue with c's entries before base's.

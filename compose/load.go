@@ -50,6 +50,9 @@ type Loaded struct {
 	Project *types.Project
 	// Files are the top-level compose files in merge order (absolute).
 	Files []string
+	// Warnings are the loader's warnings (an unset variable, an obsolete
+	// version: key), in Compose's words, in the order given.
+	Warnings []string
 }
 
 // readFile is os.ReadFile; a variable for nothing but clarity at call sites.

@@ -5,9 +5,13 @@ package compose
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
+	"sync"
 
 	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/sirupsen/logrus"
 )
 
 // Built is true in the full build: Load loads projects.
@@ -37,11 +41,15 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load compose project: %w", err)
 	}
-	p, err := po.LoadProject(ctx)
+	var p *types.Project
+	warnings, err := loaderWarnings(func() (err error) {
+		p, err = po.LoadProject(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("load compose project: %w", err)
 	}
-	l := &Loaded{Project: p}
+	l := &Loaded{Project: p, Warnings: warnings}
 	for _, f := range p.ComposeFiles {
 		if f == "-" {
 			continue
@@ -54,4 +62,41 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 		l.Files = append(l.Files, f)
 	}
 	return l, nil
+}
+
+// logMu serialises loads: compose-go warns through logrus's standard
+// logger, a process-wide value that loaderWarnings swaps.
+var logMu sync.Mutex
+
+// warnHook keeps the messages of warning (and worse) entries.
+type warnHook struct{ msgs []string }
+
+func (h *warnHook) Levels() []logrus.Level {
+	return []logrus.Level{logrus.PanicLevel, logrus.FatalLevel, logrus.ErrorLevel, logrus.WarnLevel}
+}
+
+func (h *warnHook) Fire(e *logrus.Entry) error {
+	h.msgs = append(h.msgs, e.Message)
+	return nil
+}
+
+// loaderWarnings runs load with logrus's standard logger silenced and
+// returns what it warned about, so the loader's warnings reach the user
+// as preflight's own lines (and in JSON) instead of logrus's
+// time=... level=warning lines on stderr.
+func loaderWarnings(load func() error) ([]string, error) {
+	logMu.Lock()
+	defer logMu.Unlock()
+	l := logrus.StandardLogger()
+	h := &warnHook{}
+	out := l.Out
+	hooks := l.ReplaceHooks(logrus.LevelHooks{})
+	l.AddHook(h)
+	l.SetOutput(io.Discard)
+	defer func() {
+		l.SetOutput(out)
+		l.ReplaceHooks(hooks)
+	}()
+	err := load()
+	return h.msgs, err
 }

@@ -50,6 +50,13 @@ type Rewrite struct {
 	// Refused says why the file is not edited automatically (the
 	// suggestion stands; edit by hand).
 	Refused string `json:"refused,omitempty"`
+	// Note says what to know before migrating: the host directory does
+	// not exist on this machine (nothing to move here).
+	Note string `json:"note,omitempty"`
+	// LeftBehind lists the mounts (SERVICE:TARGET SOURCE) of a directory
+	// inside HostPath or containing it that this rewrite does not move:
+	// after it they read or write the old directory, not the volume.
+	LeftBehind []string `json:"left_behind,omitempty"`
 }
 
 // FileEdit is one file before and after the rewrite.
@@ -109,7 +116,8 @@ func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions
 			}
 		}
 	}
-	byHost := map[string]string{}
+	type planned struct{ name, first string }
+	byHost := map[string]planned{}
 	edits := map[string][]splice{}
 	adds := map[string][]string{}
 	seen := map[string]bool{}
@@ -123,14 +131,15 @@ func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions
 		if m.Declared != nil {
 			rw.File, rw.Line, rw.Syntax = m.Declared.File, m.Declared.Line, m.Declared.Syntax
 		}
-		name, again := byHost[filepath.Clean(m.Source)]
+		pl, again := byHost[filepath.Clean(m.Source)]
+		name := pl.name
 		if !again {
 			name = m.Service + "-data"
 			for n := 2; taken[name]; n++ {
 				name = fmt.Sprintf("%s-data-%d", m.Service, n)
 			}
 			taken[name] = true
-			byHost[filepath.Clean(m.Source)] = name
+			byHost[filepath.Clean(m.Source)] = planned{name, m.Key()}
 		}
 		rw.Volume = name
 		rw.VolumeName = a.Project + "_" + name
@@ -156,13 +165,20 @@ func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions
 			}
 			adds[f.owner] = append(adds[f.owner], name)
 		}
-		if again {
-			rw.SameAs = "the same host directory as an earlier rewrite: migrate once"
-		} else {
+		switch {
+		case again && !m.ReadWrite:
+			rw.SameAs = fmt.Sprintf("a read-only mount of the same host directory as %s: it moves to the same volume, read-only, and is migrated with it", pl.first)
+		case again:
+			rw.SameAs = fmt.Sprintf("the same host directory as %s: migrate once", pl.first)
+		default:
 			rw.Migrate = migration(a, m, rw, opts)
+			if m.SourceMissing {
+				rw.Note = fmt.Sprintf("%s does not exist on this machine, so there is no data here to move: run the migration where the project's data is, or skip it for a new project", m.Source)
+			}
 		}
 		a.Rewrites = append(a.Rewrites, rw)
 	}
+	a.leftBehind()
 	for file, names := range adds {
 		d := a.locator.doc(file)
 		if d == nil {
@@ -256,6 +272,36 @@ func mountSplices(f found, name string) ([]splice, string) {
 		out = append(out, splice{ls, d.blockEnd(bk.Line, bk.Column), ""})
 	}
 	return out, ""
+}
+
+// leftBehind fills Rewrite.LeftBehind: bind mounts of a directory inside a
+// rewritten host directory, or containing it, that no rewrite moves.
+func (a *Analysis) leftBehind() {
+	moved := map[string]bool{}
+	for _, rw := range a.Rewrites {
+		moved[rw.Service+":"+rw.Target] = true
+	}
+	for i := range a.Rewrites {
+		rw := &a.Rewrites[i]
+		if rw.SameAs != "" {
+			continue
+		}
+		host := filepath.Clean(rw.HostPath)
+		for _, m := range a.Mounts {
+			if m.Type != types.VolumeTypeBind || moved[m.Key()] {
+				continue
+			}
+			src := filepath.Clean(m.Source)
+			switch {
+			case src == host:
+				rw.LeftBehind = append(rw.LeftBehind, fmt.Sprintf("%s (%s, the same directory)", m.Key(), src))
+			case within(src, host):
+				rw.LeftBehind = append(rw.LeftBehind, fmt.Sprintf("%s (%s, inside it)", m.Key(), src))
+			case within(host, src):
+				rw.LeftBehind = append(rw.LeftBehind, fmt.Sprintf("%s (%s, which contains it)", m.Key(), src))
+			}
+		}
+	}
 }
 
 // indentUnit guesses the file's indentation step from its services.

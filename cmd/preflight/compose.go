@@ -35,8 +35,8 @@ type ComposeCmd struct {
 	Platform  string   `name:"platform" enum:",desktop,linux" default:"" help:"Judge binds for this engine: desktop (binds cross a VM) or linux (native). Default: ask the engine through the Docker API; when it does not answer, assume either."`
 	Ignore    []string `name:"ignore" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
 
-	Check        bool   `name:"check" help:"Exit by the verdict (CI gate): 3 on an error-level finding, 4 on warnings when --fail-on warn."`
-	FailOn       string `name:"fail-on" enum:"warn,error,never" default:"error" help:"With --check, the lowest level that makes the exit code non-zero."`
+	Check        bool   `name:"check" hidden:"" help:"Kept for scripts: every run exits by the verdict."`
+	FailOn       string `name:"fail-on" enum:"warn,error,never" default:"error" help:"Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn), judged on the project as it is after the command (--write: as written)."`
 	Diff         bool   `name:"diff" xor:"output" help:"Print the rewrite as a unified diff instead of the suggestions."`
 	Write        bool   `name:"write" xor:"output" help:"Edit the compose files in place (each saved first as FILE.bak), after checking the result loads."`
 	Live         bool   `name:"live" help:"Also ask the engine for the project's running containers (label com.docker.compose.project): their actual sources and other containers writing them."`
@@ -86,6 +86,7 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		}
 		return err
 	}
+	warnLoader(g, res.Report.Compose)
 	r, a := res.Report, res.Report.Compose
 	switch {
 	case c.Write:
@@ -98,7 +99,16 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		}); err != nil {
 			return err
 		}
-		if err := renderCompose(g.stdout, r, c.Format, true); err != nil {
+		// Show the project as written, with what was rewritten.
+		if len(res.Edits) > 0 {
+			again, err := preflight.CheckCompose(context.Background(), opts)
+			if err != nil {
+				return fmt.Errorf("check the rewritten project: %w", err)
+			}
+			again.Report.Compose.Written = a.Rewrites
+			r = again.Report
+		}
+		if err := renderCompose(g.stdout, r, c.Format); err != nil {
 			return err
 		}
 		var notEdited []string
@@ -120,16 +130,22 @@ func (c *ComposeCmd) Run(g *Globals) error {
 			return err
 		}
 	default:
-		if err := renderCompose(g.stdout, r, c.Format, false); err != nil {
+		if err := renderCompose(g.stdout, r, c.Format); err != nil {
 			return err
 		}
 	}
-	if c.Check {
-		if code := verdictCode(r.Verdict, c.FailOn); code != exitOK {
-			return &exitError{code: code}
-		}
+	if code := verdictCode(r.Verdict, c.FailOn); code != exitOK {
+		return &exitError{code: code}
 	}
 	return nil
+}
+
+// warnLoader prints Compose's loader warnings as preflight's own warning
+// lines on stderr (they are in the JSON too: compose.warnings).
+func warnLoader(g *Globals, a *compose.Analysis) {
+	for _, w := range a.Warnings {
+		fmt.Fprintf(g.stderr, "preflight: warning: compose: %s\n", w)
+	}
 }
 
 // composeArgs are the project-selecting flags as given, for the printed
@@ -260,7 +276,7 @@ func writeWithBackup(e *compose.FileEdit) error {
 	return nil
 }
 
-func renderCompose(w io.Writer, r *preflight.Report, format string, written bool) error {
+func renderCompose(w io.Writer, r *preflight.Report, format string) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -333,38 +349,55 @@ func renderCompose(w io.Writer, r *preflight.Report, format string, written bool
 			fmt.Fprintf(&b, "  fix: %s\n", rem)
 		}
 	}
-	for i, rw := range a.Rewrites {
-		if i == 0 {
-			if written {
-				b.WriteString("\nrewritten:\n")
-			} else {
-				b.WriteString("\nsuggested rewrite (preflight compose --diff shows it, --write applies it):\n")
-			}
+	if len(a.NotJudged) > 0 {
+		fmt.Fprintf(&b, "\nnot judged: %d read-write bind mounts whose content is unknown, of services whose images are not in the catalogue (declare data directories with --data-dir or label %s):\n", len(a.NotJudged), compose.LabelDataDir)
+		for _, n := range a.NotJudged {
+			fmt.Fprintf(&b, "  %s (%s): %s\n", n.Mount, rel(n.Source, a.WorkingDir), n.Why)
 		}
-		from := rw.From
-		if rw.Default != "" {
-			from += " (default " + rw.Default + ")"
-		}
-		fmt.Fprintf(&b, "  %s:%d: %s %s: source %s -> named volume %s", rel(rw.File, a.WorkingDir), rw.Line, rw.Service, rw.Target, from, rw.Volume)
-		if rw.VolumeFile != "" {
-			fmt.Fprintf(&b, " (declared in %s)", rel(rw.VolumeFile, a.WorkingDir))
-		}
-		b.WriteString("\n")
-		if rw.Refused != "" {
-			fmt.Fprintf(&b, "    not edited automatically: %s\n", rw.Refused)
-		}
-		if rw.SameAs != "" {
-			fmt.Fprintf(&b, "    %s\n", rw.SameAs)
-			continue
-		}
-		fmt.Fprintf(&b, "    then move the data once (old bind %s at /from, volume %s at /to):\n", rw.HostPath, rw.VolumeName)
-		for _, cmd := range rw.Migrate {
-			fmt.Fprintf(&b, "      %s\n", cmd)
-		}
+	}
+	if len(a.Written) > 0 {
+		b.WriteString("\nrewritten (the table and findings above are the project as written):\n")
+		renderRewrites(&b, a.Written, a.WorkingDir)
+	}
+	if len(a.Rewrites) > 0 {
+		b.WriteString("\nsuggested rewrite (preflight compose --diff shows it, --write applies it):\n")
+		renderRewrites(&b, a.Rewrites, a.WorkingDir)
 	}
 	fmt.Fprintf(&b, "\nverdict: %s\n", r.Verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderRewrites writes each rewrite with its migration commands.
+func renderRewrites(b *strings.Builder, rws []compose.Rewrite, dir string) {
+	for _, rw := range rws {
+		from := rw.From
+		if rw.Default != "" {
+			from += " (default " + rw.Default + ")"
+		}
+		fmt.Fprintf(b, "  %s:%d: %s %s: source %s -> named volume %s", rel(rw.File, dir), rw.Line, rw.Service, rw.Target, from, rw.Volume)
+		if rw.VolumeFile != "" {
+			fmt.Fprintf(b, " (declared in %s)", rel(rw.VolumeFile, dir))
+		}
+		b.WriteString("\n")
+		if rw.Refused != "" {
+			fmt.Fprintf(b, "    not edited automatically: %s\n", rw.Refused)
+		}
+		for _, lb := range rw.LeftBehind {
+			fmt.Fprintf(b, "    not moved: %s keeps the old directory, not the volume; give it the volume too, or move it by hand\n", lb)
+		}
+		if rw.SameAs != "" {
+			fmt.Fprintf(b, "    %s\n", rw.SameAs)
+			continue
+		}
+		if rw.Note != "" {
+			fmt.Fprintf(b, "    note: %s\n", rw.Note)
+		}
+		fmt.Fprintf(b, "    then move the data once (old bind %s at /from, volume %s at /to):\n", rw.HostPath, rw.VolumeName)
+		for _, cmd := range rw.Migrate {
+			fmt.Fprintf(b, "      %s\n", cmd)
+		}
+	}
 }
 
 func platformWords(kind string) string {
