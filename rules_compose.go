@@ -154,6 +154,26 @@ var composeRules = []rule{
 			})
 		},
 	},
+	{
+		Rule: Rule{"bind-not-judged", LevelWarn, "compose: a read-write bind mount whose content is unknown (its source does not exist on this machine, did not answer, or was not read) of services whose images are not in the catalogue, so no rule could judge it: it may hold SQLite data"}, onCompose: true,
+		match: func(s subject) (string, Level, bool) {
+			m := s.cm
+			for _, n := range s.r.Compose.NotJudged {
+				if n.Mount == m.Key() {
+					return fmt.Sprintf("%s is a read-write bind mount of %s whose content is unknown (%s), and no service mounting it runs an image in the catalogue: it was not judged, and if it holds SQLite data the verdict does not cover it",
+						m.Key(), sourceShown(m), n.Why), "", true
+				}
+			}
+			return "", "", false
+		},
+		remedy: func(s subject) []string {
+			m := s.cm
+			return []string{
+				fmt.Sprintf("If %s holds SQLite data, declare it (label %s: %s, or --data-dir %s) and it is judged; if it does not, --ignore bind-not-judged.", m.Key(), compose.LabelDataDir, m.Target, m.Key()),
+				"Or run preflight compose where the project's data is, so the source can be read.",
+			}
+		},
+	},
 }
 
 func init() { rules = append(rules, composeRules...) }

@@ -81,18 +81,36 @@ func TestComposeGolden(t *testing.T) {
 			}
 			args := caseArgs(t, dir)
 			out, errOut, code := runMain(t, args...)
-			if code != 0 {
-				t.Fatalf("preflight %s: exit %d\nstderr: %s", strings.Join(args, " "), code, errOut)
+			want := verdictExit(t, out)
+			if code != want {
+				t.Fatalf("preflight %s: exit %d, want %d (the verdict's)\nstderr: %s", strings.Join(args, " "), code, want, errOut)
 			}
 			golden(t, filepath.Join(dir, "suggestions.golden"), scrub(out, dir))
 			diff, errOut, code := runMain(t, append(args, "--diff")...)
-			if code != 0 {
-				t.Fatalf("preflight %s --diff: exit %d\nstderr: %s", strings.Join(args, " "), code, errOut)
+			if code != want {
+				t.Fatalf("preflight %s --diff: exit %d, want %d\nstderr: %s", strings.Join(args, " "), code, want, errOut)
 			}
 			golden(t, filepath.Join(dir, "diff.golden"), scrub(diff, dir))
 			checkWrite(t, dir, args, diff != "")
 		})
 	}
+}
+
+// verdictExit returns the exit code the README's table gives the verdict
+// printed on compose's last line (--fail-on error, compose's default): 3
+// for unsafe, 0 otherwise.
+func verdictExit(t *testing.T, out string) int {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	switch last := lines[len(lines)-1]; last {
+	case "verdict: unsafe":
+		return 3
+	case "verdict: ok", "verdict: warn":
+		return 0
+	default:
+		t.Fatalf("last line %q is not a verdict", last)
+	}
+	return -1
 }
 
 func golden(t *testing.T, name, got string) {
@@ -128,9 +146,9 @@ func checkWrite(t *testing.T, dir string, args []string, changes bool) {
 		wargs = append(wargs, strings.ReplaceAll(a, dir, tmp))
 	}
 	before := snapshot(t, tmp)
-	_, errOut, code := runMain(t, append(wargs, "--write")...)
-	if code != 0 {
-		t.Fatalf("--write: exit %d\nstderr: %s", code, errOut)
+	written, errOut, code := runMain(t, append(wargs, "--write")...)
+	if want := verdictExit(t, written); code != want {
+		t.Fatalf("--write: exit %d, want %d (the verdict of the project as written)\nstderr: %s", code, want, errOut)
 	}
 	after := snapshot(t, tmp)
 	for name, b := range before {
