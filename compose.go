@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/compose"
@@ -148,6 +149,9 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 			delete(risky, i)
 		}
 	}
+	// The volume is named after the service whose data it is, not after
+	// one that mounts it too (a chown init service).
+	sort.SliceStable(which, func(x, y int) bool { return a.Mounts[which[x]].Via == "" && a.Mounts[which[y]].Via != "" })
 	// Every other bind of a host directory that moves, read-only ones
 	// included, moves with it to the same volume: left on the old
 	// directory it would read stale data after the migration.

@@ -197,6 +197,9 @@ type Mount struct {
 	// same source read-write.
 	Live        []LiveMount `json:"live,omitempty"`
 	LiveWriters []string    `json:"live_writers,omitempty"`
+	// Via is the mount (SERVICE:TARGET) whose data directory this mount's
+	// bind source holds, when that is how it was found (bySource).
+	Via string `json:"via,omitempty"`
 	// SourceMissing says the bind source does not exist on this machine
 	// (it is created empty when the service starts).
 	SourceMissing bool `json:"source_missing,omitempty"`
@@ -902,23 +905,13 @@ func (a *Analysis) bySource(table *mounts.Table, opts Options) {
 				continue
 			}
 			mark(o, dataDir{o.Target, m.Confidence, m.Rule,
-				fmt.Sprintf("its bind source %s is where %s keeps %s (%s)", so, m.Key(), strings.TrimSuffix(strings.TrimPrefix(dataWhat(m), "("), ")"), m.Why), m.App})
+				fmt.Sprintf("its bind source %s is also mounted by %s: %s", so, m.Key(), m.Why), m.App})
+			o.Via = m.Key()
 			if o.Type == types.VolumeTypeBind && !opts.NoDisk && o.HostFSError == "" {
 				classifyHost(o, o.Source, table, a.HostMounts)
 			}
 		}
 	}
-}
-
-// dataWhat names what a data directory mount holds, in parentheses.
-func dataWhat(m *Mount) string {
-	switch {
-	case m.App != nil && m.Confidence == Catalogued:
-		return "(" + m.App.Name + "'s data directory)"
-	case m.Confidence == Found:
-		return "(SQLite databases)"
-	}
-	return "(a data directory)"
 }
 
 // notJudged lists the read-write binds whose content is unknown (not read

@@ -146,6 +146,11 @@ func checkWrite(t *testing.T, dir string, args []string, changes bool) {
 		wargs = append(wargs, strings.ReplaceAll(a, dir, tmp))
 	}
 	before := snapshot(t, tmp)
+	planned, _, _ := runMain(t, append(wargs, "--format", "json")...)
+	var pr preflight.Report
+	if err := json.Unmarshal([]byte(planned), &pr); err != nil {
+		t.Fatalf("json before --write: %v\n%s", err, planned)
+	}
 	written, errOut, code := runMain(t, append(wargs, "--write")...)
 	if want := verdictExit(t, written); code != want {
 		t.Fatalf("--write: exit %d, want %d (the verdict of the project as written)\nstderr: %s", code, want, errOut)
@@ -160,6 +165,21 @@ func checkWrite(t *testing.T, dir string, args []string, changes bool) {
 		}
 		if !bytes.Equal(after[name], b) {
 			t.Errorf("%s changed without a backup", name)
+		}
+	}
+	// The output is the project as written: a rewritten mount has no
+	// bind finding left, and the rewrite is listed as made.
+	for _, rw := range pr.Compose.Rewrites {
+		if rw.Refused != "" {
+			continue
+		}
+		for _, id := range []string{"bind-on-desktop", "bind-on-unsafe-fs"} {
+			if strings.Contains(written, id+": "+rw.Service+":"+rw.Target+" ") {
+				t.Errorf("--write output still reports %s for %s:%s, rewritten to %s:\n%s", id, rw.Service, rw.Target, rw.Volume, written)
+			}
+		}
+		if !strings.Contains(written, "\nrewritten (") {
+			t.Errorf("--write output does not list the rewrites made:\n%s", written)
 		}
 	}
 	if !changes {
