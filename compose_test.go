@@ -243,3 +243,100 @@ func TestComposeBindSourceUnresponsive(t *testing.T) {
 		t.Errorf("CheckCompose with a stopped bind source: findings %q, verdict %s; want bind-source-unchecked, not ok", got, res.Report.Verdict)
 	}
 }
+
+// TestComposeHermesDesktop: Hermes Agent's own compose file (corpus) on a
+// VM engine: gateway and dashboard bind the same host directory over
+// Hermes's state.db, both are errors, and the rewrite gives both one
+// volume; the read-only file bind inside the directory is named as left
+// behind.
+func TestComposeHermesDesktop(t *testing.T) {
+	res, err := preflight.CheckCompose(context.Background(), composeOpts("testdata/compose/corpus/hermes-agent.yaml", "desktop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Report
+	if r.Verdict != preflight.VerdictUnsafe {
+		t.Fatalf("verdict %s, want unsafe: %+v", r.Verdict, r.Findings)
+	}
+	for _, key := range []string{"gateway:/opt/data", "dashboard:/opt/data"} {
+		found := false
+		for _, f := range r.Findings {
+			found = found || f.ID == "bind-on-desktop" && f.Path == key && f.Level == preflight.LevelError
+		}
+		if !found {
+			t.Errorf("no bind-on-desktop error for %s: %+v", key, r.Findings)
+		}
+	}
+	vols := map[string]bool{}
+	var left []string
+	for _, rw := range r.Compose.Rewrites {
+		vols[rw.Volume] = true
+		left = append(left, rw.LeftBehind...)
+	}
+	if len(vols) != 1 || len(r.Compose.Rewrites) != 2 {
+		t.Errorf("rewrites %+v, want gateway and dashboard on one volume", r.Compose.Rewrites)
+	}
+	if len(left) != 1 || !strings.Contains(left[0], "dashboard:/opt/hermes/hermes_cli/container_boot.py") {
+		t.Errorf("left behind %q, want the dashboard's container_boot.py bind", left)
+	}
+}
+
+// TestComposeNotJudged: a read-write bind of an unknown image whose source
+// does not exist is never summarised as ok; once the source exists (and
+// holds no SQLite), it is judged and the verdict is ok.
+func TestComposeNotJudged(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yaml")
+	text := "services:\n  agent:\n    image: example/agent\n    volumes:\n      - ./state:/opt/state\n      - ./conf:/etc/agent:ro\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := composeOpts(file, "linux")
+	opts.NoDisk = false
+	res, err := preflight.CheckCompose(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Report.Compose
+	if res.Report.Verdict == preflight.VerdictOK || len(a.NotJudged) != 1 || a.NotJudged[0].Mount != "agent:/opt/state" {
+		t.Fatalf("absent source: verdict %s, not judged %+v; want warn and agent:/opt/state", res.Report.Verdict, a.NotJudged)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err = preflight.CheckCompose(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.Verdict != preflight.VerdictOK || len(res.Report.Compose.NotJudged) != 0 {
+		t.Errorf("empty source read: verdict %s, not judged %+v; want ok and none (%+v)", res.Report.Verdict, res.Report.Compose.NotJudged, res.Report.Findings)
+	}
+}
+
+// TestComposeImageByName: another publisher's PocketBase image is matched
+// by the application's name in its repository path, at its known data
+// path; a data path it does not mount is not claimed to be on no volume.
+func TestComposeImageByName(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yaml")
+	text := "services:\n  pb:\n    image: argonptg/pocketbase:0.25.9\n    volumes:\n      - ./pb_data:/pb_data\n  other:\n    image: argonptg/pocketbase:0.25.9\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := preflight.CheckCompose(context.Background(), composeOpts(file, "desktop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range res.Report.Findings {
+		ids = append(ids, f.ID+" "+f.Path)
+	}
+	if len(ids) != 1 || ids[0] != "bind-on-desktop pb:/pb_data" {
+		t.Errorf("findings %q, want only bind-on-desktop pb:/pb_data", ids)
+	}
+	for _, m := range res.Report.Compose.Mounts {
+		if m.Key() == "pb:/pb_data" && (m.App == nil || m.App.Name != "pocketbase" || m.App.Match != compose.MatchName) {
+			t.Errorf("pb:/pb_data app %+v, want pocketbase matched by name", m.App)
+		}
+	}
+}

@@ -284,3 +284,29 @@ func TestComposeWriteCRLF(t *testing.T) {
 	}
 	composeConfig(t, dir, []string{"-f", file})
 }
+
+// TestComposeLoaderWarnings: Compose's loader warnings (an unset variable)
+// reach the user as preflight's own warning lines and in the JSON, not as
+// logrus's time=... level=warning lines.
+func TestComposeLoaderWarnings(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yaml")
+	src := "services:\n  app:\n    image: example/app\n    environment:\n      APP_ID: ${AppID}\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"compose", "--docker", "off", "--platform", "linux", "-f", file}
+	_, errOut, code := runMain(t, args...)
+	want := `preflight: warning: compose: The "AppID" variable is not set. Defaulting to a blank string.`
+	if code != 0 || !strings.Contains(errOut, want) || strings.Contains(errOut, "level=") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 0 and the line %q, no logrus lines", code, errOut, want)
+	}
+	out, _, _ := runMain(t, append(args, "--format", "json")...)
+	var r preflight.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(r.Compose.Warnings) != 1 || !strings.Contains(r.Compose.Warnings[0], `"AppID" variable is not set`) {
+		t.Errorf("compose.warnings = %q, want the unset AppID warning", r.Compose.Warnings)
+	}
+}
