@@ -125,6 +125,9 @@ func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions
 	for _, i := range which {
 		m := &a.Mounts[i]
 		rw := Rewrite{Service: m.Service, Target: m.Target, From: m.RawSource, Default: m.Default, HostPath: m.Source, Findings: findings[i]}
+		if rw.Findings == nil {
+			rw.Findings = []string{} // moved with another mount of its host directory
+		}
 		if rw.From == "" {
 			rw.From = m.Source
 		}

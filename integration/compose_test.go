@@ -12,14 +12,16 @@ import (
 )
 
 // composeRewrite is the part of the compose report this test reads.
+// composeRewrite is the JSON of compose --write: the project as written,
+// with the rewrites made in compose.written.
 type composeRewrite struct {
 	Compose struct {
-		Rewrites []struct {
+		Written []struct {
 			Service string   `json:"service"`
 			Volume  string   `json:"volume"`
 			Migrate []string `json:"migrate"`
 			Refused string   `json:"refused"`
-		} `json:"rewrites"`
+		} `json:"written"`
 	} `json:"compose"`
 	Verdict string `json:"verdict"`
 }
@@ -107,8 +109,8 @@ services:
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("compose --write --format json: %v\n%s", err, r)
 	}
-	if len(rep.Compose.Rewrites) != 2 {
-		t.Fatalf("%d rewrites, want 2:\n%s", len(rep.Compose.Rewrites), r.stdout)
+	if len(rep.Compose.Written) != 2 || rep.Verdict == "unsafe" {
+		t.Fatalf("%d rewrites made, verdict %s; want 2 and the project as written not unsafe:\n%s", len(rep.Compose.Written), rep.Verdict, r.stdout)
 	}
 	after, err := os.ReadFile(file)
 	if err != nil {
@@ -120,7 +122,7 @@ services:
 	wantCode(t, docker(t, append(dc, "config", "-q")...), 0)
 
 	// The one-time migrations, exactly as printed.
-	for _, rw := range rep.Compose.Rewrites {
+	for _, rw := range rep.Compose.Written {
 		if rw.Refused != "" {
 			t.Fatalf("rewrite of %s refused: %s", rw.Service, rw.Refused)
 		}
