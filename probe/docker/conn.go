@@ -144,16 +144,20 @@ func (c *conn) close() {
 	c.tr.CloseIdleConnections()
 }
 
-// classify maps a failed call to a status. inContainer turns a missing
-// socket from "no-daemon" (a host without an engine) into "unreachable"
-// (a container without the socket mounted cannot see the engine).
+// classify maps a failed call to a status. A missing socket is
+// "no-daemon" (a host without an engine) only at the default address on a
+// host: inside a container the socket may just not be mounted, and an
+// address someone configured (Options.Host, DOCKER_HOST, a context) names
+// an engine that should be there; a daemon that is down removes its
+// socket, and with live-restore its containers keep running. Both are
+// "unreachable".
 func (c *conn) classify(err error, inContainer bool) string {
 	c.mu.Lock()
 	dialErr := c.dialErr
 	c.mu.Unlock()
 	switch {
 	case dialErr != nil && errors.Is(dialErr, fs.ErrNotExist):
-		if inContainer {
+		if inContainer || c.ep.Source != SourceDefault {
 			return StatusUnreachable
 		}
 		return StatusNoDaemon

@@ -298,8 +298,12 @@ func (r *Result) fail(c *conn, err error, inContainer bool) {
 	if r.Status == StatusNoDaemon {
 		r.Err = fmt.Sprintf("no docker socket at %s", r.Endpoint.Host)
 		r.Sure = true
-	} else if r.Status == StatusUnreachable && inContainer && errors.Is(c.dialErrValue(), os.ErrNotExist) {
-		r.Err = fmt.Sprintf("no docker socket at %s inside this container", r.Endpoint.Host)
+	} else if r.Status == StatusUnreachable && errors.Is(c.dialErrValue(), os.ErrNotExist) {
+		if inContainer {
+			r.Err = fmt.Sprintf("no docker socket at %s inside this container", r.Endpoint.Host)
+		} else {
+			r.Err = fmt.Sprintf("no docker socket at %s (from %s): the engine there is down or gone, and its containers may still run", r.Endpoint.Host, r.Endpoint.Source)
+		}
 	}
 	r.Writers = []Writer{}
 }
