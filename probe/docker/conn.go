@@ -75,9 +75,10 @@ func (b *limitBody) Close() error { return b.rc.Close() }
 
 // conn is one engine connection for one call.
 type conn struct {
-	ep  Endpoint
-	cli *client.Client
-	tr  *http.Transport
+	ep      Endpoint
+	cli     *client.Client
+	tr      *http.Transport
+	timeout time.Duration
 
 	mu      sync.Mutex
 	dialErr error // the last dial error, for classifying failures
@@ -91,7 +92,7 @@ func connect(ep Endpoint, timeout time.Duration) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse docker host %q: %w", ep.Host, err)
 	}
-	c := &conn{ep: ep, tr: &http.Transport{MaxIdleConns: 6, IdleConnTimeout: 30 * time.Second}}
+	c := &conn{ep: ep, timeout: timeout, tr: &http.Transport{MaxIdleConns: 6, IdleConnTimeout: 30 * time.Second}}
 	d := &net.Dialer{Timeout: timeout}
 	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	switch u.Scheme {

@@ -296,7 +296,7 @@ func TestConfiguredSocketMissing(t *testing.T) {
 		if r.Status != docker.StatusUnreachable || r.Sure || r.Endpoint.Source != name {
 			t.Errorf("%s: WritersOf(missing socket) = %s, want unreachable, not sure, source %q", name, dumpJSON(r), name)
 		}
-		if !strings.Contains(r.Err, "no docker socket at unix://"+sock) {
+		if !strings.Contains(r.Err, "no socket at unix://"+sock) {
 			t.Errorf("%s: error %q, want it to name the missing socket", name, r.Err)
 		}
 		r = docker.Probe(context.Background(), []string{dir}, opts)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -292,20 +293,39 @@ func start(ctx context.Context, res *Result, opts Options) (*conn, bool) {
 	return c, true
 }
 
+// fail records a failed call: its status, and in Err one short phrase
+// naming the endpoint and the cause.
 func (r *Result) fail(c *conn, err error, inContainer bool) {
 	r.Status = c.classify(err, inContainer)
 	r.Err = err.Error()
-	if r.Status == StatusNoDaemon {
-		r.Err = fmt.Sprintf("no docker socket at %s", r.Endpoint.Host)
+	host, dialErr := r.Endpoint.Host, c.dialErrValue()
+	var ne net.Error
+	switch {
+	case r.Status == StatusNoDaemon:
+		r.Err = fmt.Sprintf("no docker socket at %s", host)
 		r.Sure = true
-	} else if r.Status == StatusUnreachable && errors.Is(c.dialErrValue(), os.ErrNotExist) {
-		if inContainer {
-			r.Err = fmt.Sprintf("no docker socket at %s inside this container", r.Endpoint.Host)
-		} else {
-			r.Err = fmt.Sprintf("no docker socket at %s (from %s): the engine there is down or gone, and its containers may still run", r.Endpoint.Host, r.Endpoint.Source)
-		}
+	case errors.Is(dialErr, os.ErrNotExist) && inContainer:
+		r.Err = fmt.Sprintf("no docker socket at %s inside this container", host)
+	case errors.Is(dialErr, os.ErrNotExist):
+		r.Err = fmt.Sprintf("no socket at %s, from %s: that engine is down or gone", host, r.Endpoint.Source)
+	case dialErr != nil:
+		r.Err = fmt.Sprintf("connect to %s: %v", host, innermost(dialErr))
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		r.Err = fmt.Sprintf("no answer from %s within %s", host, c.timeout)
 	}
 	r.Writers = []Writer{}
+}
+
+// innermost is the last error in err's Unwrap chain (for a dial error:
+// "connection refused", "permission denied").
+func innermost(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
 }
 
 func (c *conn) dialErrValue() error {
