@@ -467,6 +467,26 @@ var writerRules = []rule{
 		remedy: stopWriters("container"),
 	},
 	{
+		Rule: Rule{"stopped-container-writer", LevelInfo, "a stopped container (created, exited) mounts this database's data read-write: started again, it is a second writer (Docker Engine API)"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			var who []string
+			for _, w := range s.db.Stopped {
+				who = append(who, fmt.Sprintf("%s, %s, %s", w.Name(), w.Container.State, w.Relation))
+			}
+			if len(who) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is reachable read-write from stopped %s: once started it writes too", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+		},
+		remedy: func(s subject) []string {
+			var out []string
+			for _, w := range s.db.Stopped {
+				out = append(out, "Remove it if it is not needed (docker rm "+shell.Quote(w.Container.Name)+"), or mount the data read-only in it, before it starts beside the application.")
+			}
+			return out
+		},
+	},
+	{
 		Rule: Rule{"multiple-writers", LevelWarn, "more than one writer besides the application: error for WAL on a cross-vm, network or fuse filesystem (corruption is happening now), warn elsewhere (the pattern behind \"database is locked\")"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			in := s.r.Docker != nil && s.r.Docker.InContainer

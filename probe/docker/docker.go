@@ -14,7 +14,7 @@
 //	GET /v<api>/info                  engine name, operating system, security options
 //	GET /v<api>/containers/<id>/json  our own container, or the one asked for
 //	GET /v<api>/volumes               local volumes that bind a host directory (driver_opts o: bind, device); denied: compared by name only
-//	GET /v<api>/containers/json       all=1, status=running|restarting|paused, once per call
+//	GET /v<api>/containers/json       all=1 (stopped containers too: future writers), once per call
 //
 // Sources: Docker Engine API reference (https://docs.docker.com/reference/api/engine/,
 // endpoints ContainerList, ContainerInspect, SystemInfo, SystemVersion,
@@ -246,6 +246,10 @@ type Result struct {
 	// Paths says where each data path lives (Probe inside a container).
 	Paths   []PathSource `json:"paths,omitempty"`
 	Writers []Writer     `json:"writers"`
+	// Stopped lists, in the same form, the containers that are not running
+	// (created, exited, dead) but mount the data read-write: each writes
+	// it again once started (docker start, a restart policy, compose up).
+	Stopped []Writer `json:"stopped,omitempty"`
 	// Sure is true when the container answer is complete for Endpoint:
 	// the engine answered, our own container (if any) was found, and no
 	// data path is on a volume whose driver is not "local" (such a volume
