@@ -213,7 +213,7 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 	for _, w := range db.Stopped {
 		// Not a writer now, so no refusal; but started during or after the
 		// conversion it writes beside the application.
-		d.Notes = append(d.Notes, fmt.Sprintf("stopped %s (%s) mounts this database read-write, %s: once started it is a second writer; remove it (docker rm %s) or keep it stopped", w.Name(), w.Container.State, w.Relation, shell.Quote(w.Container.Name)))
+		d.Notes = append(d.Notes, fmt.Sprintf("%s mounts this database read-write (%s, %s): once started it is a second writer; remove it (docker rm %s) or keep it stopped", w.Name(), w.Container.State, w.Relation, shell.Quote(w.Container.Name)))
 	}
 	for _, u := range db.Unlinked {
 		out = append(out, Refusal{Reason: "unlinked-sidecar",
