@@ -92,6 +92,10 @@ type Database struct {
 	// Writers lists the processes, lock holders and containers that have
 	// the database open (live-writer probes); empty when none was seen.
 	Writers []Writer `json:"writers"`
+	// Stopped lists the containers (Kind "container") that are not running
+	// (created, exited, dead) but mount the database's data read-write:
+	// each is a writer again once started. Not counted in Writers.
+	Stopped []Writer `json:"stopped_containers,omitempty"`
 	// WriterProbes says which live-writer probes ran and whether "no
 	// writer found" is sure.
 	WriterProbes WriterProbes `json:"writer_probes"`

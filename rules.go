@@ -467,6 +467,26 @@ var writerRules = []rule{
 		remedy: stopWriters("container"),
 	},
 	{
+		Rule: Rule{"stopped-container-writer", LevelInfo, "a stopped container (created, exited) mounts this database's data read-write: started again, it is a second writer (Docker Engine API)"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			var who []string
+			for _, w := range s.db.Stopped {
+				who = append(who, fmt.Sprintf("%s, %s, %s", w.Name(), w.Container.State, w.Relation))
+			}
+			if len(who) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is reachable read-write from stopped %s: once started it writes too", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+		},
+		remedy: func(s subject) []string {
+			var out []string
+			for _, w := range s.db.Stopped {
+				out = append(out, "Remove it if it is not needed (docker rm "+shell.Quote(w.Container.Name)+"), or mount the data read-only in it, before it starts beside the application.")
+			}
+			return out
+		},
+	},
+	{
 		Rule: Rule{"multiple-writers", LevelWarn, "more than one writer besides the application: error for WAL on a cross-vm, network or fuse filesystem (corruption is happening now), warn elsewhere (the pattern behind \"database is locked\")"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			in := s.r.Docker != nil && s.r.Docker.InContainer
@@ -511,29 +531,32 @@ var writerRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"docker-unreachable", LevelInfo, "the Docker Engine API did not answer, so other containers could not be checked (error with --docker required)"}, onReport: true,
+		Rule: Rule{"docker-unreachable", LevelInfo, "the Docker Engine API did not answer (or not completely), so other containers could not be checked: reported when a database exists (error with --docker required, always)"}, onReport: true,
 		match: func(s subject) (string, Level, bool) {
 			d := s.r.Docker
 			if d == nil {
 				return "", "", false
 			}
+			required := s.opt.Docker.Mode == docker.ModeRequired
 			switch d.Status {
 			case docker.StatusUnreachable, docker.StatusDenied, docker.StatusFailed:
 			case docker.StatusNoDaemon:
-				if s.opt.Docker.Mode != docker.ModeRequired {
+				if !required {
 					return "", "", false
 				}
 			default:
 				return "", "", false
 			}
 			lvl := Level("")
-			if s.opt.Docker.Mode == docker.ModeRequired {
+			if required {
 				lvl = LevelError
+			} else if !anyDatabase(s.r) {
+				return "", "", false // no database another container could be writing
 			}
-			return fmt.Sprintf("Docker Engine at %s: %s (%s); other containers that mount the same data were not checked", nonEmpty(d.Endpoint.Host, "(none)"), d.Status, nonEmpty(d.Err, "no detail")), lvl, true
+			return fmt.Sprintf("other containers not checked: Docker %s (%s)", d.Status, nonEmpty(d.Err, "no detail")), lvl, true
 		},
 		remedy: func(s subject) []string {
-			return []string{"Give preflight read access to the Docker API, ideally through a socket proxy that allows only GET on /containers, /volumes, /info, /version and /_ping (see README); or pass --docker off to skip this probe knowingly."}
+			return []string{"Give preflight GET access to the Docker API (see README), or pass --docker off."}
 		},
 	},
 	{
@@ -551,6 +574,19 @@ var writerRules = []rule{
 }
 
 func init() { rules = append(rules, writerRules...) }
+
+// anyDatabase reports whether a data directory holds a database that
+// exists (not new, not a file that is not SQLite).
+func anyDatabase(r *Report) bool {
+	for _, d := range r.DataDirs {
+		for _, db := range d.Databases {
+			if !db.New && !db.NotSQLite {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // stopWriters lists the command that stops each writer of kind (all kinds
 // for "").

@@ -355,6 +355,12 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		db.Writers = append(db.Writers, Writer{Kind: "container", Container: &c, Relation: cw.Relation})
 		containers++
 	}
+	for _, cw := range f.docker.Stopped {
+		if cw.Path == db.Path && (r.Container == nil || cw.Container.ID != r.Container.ID) {
+			c := cw.Container
+			db.Stopped = append(db.Stopped, Writer{Kind: "container", Container: &c, Relation: cw.Relation})
+		}
+	}
 	switch {
 	case foreign != nil && containers == 1:
 		// The locks from outside our PID namespace are that container's:

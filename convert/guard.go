@@ -210,6 +210,11 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 		}
 		out = append(out, Refusal{Reason: "writer", Message: what, Remedy: []string{"stop it first: " + w.Stop()}})
 	}
+	for _, w := range db.Stopped {
+		// Not a writer now, so no refusal; but started during or after the
+		// conversion it writes beside the application.
+		d.Notes = append(d.Notes, fmt.Sprintf("%s mounts this database read-write (%s, %s): once started it is a second writer; remove it (docker rm %s) or keep it stopped", w.Name(), w.Container.State, w.Relation, shell.Quote(w.Container.Name)))
+	}
 	for _, u := range db.Unlinked {
 		out = append(out, Refusal{Reason: "unlinked-sidecar",
 			Message: fmt.Sprintf("process %d (%s) holds %s by %s, no longer the file at that path: its committed work is in that file", u.PID, u.Comm, u.File, u.How),

@@ -370,3 +370,19 @@ func TestRunExportEnvNames(t *testing.T) {
 		t.Errorf("PREFLIGHT_EXPORT_ENV=' ,MY_MODE': exit %d, stderr %q, environment:\n%s", code, stderr, out)
 	}
 }
+
+// The text report says which live-writer probes looked: with --docker off
+// containers were not checked, and it says so.
+func TestCheckTextNamesProbesThatRan(t *testing.T) {
+	dir := t.TempDir()
+	db := testdb.Open(t, filepath.Join(dir, "app.db"), "wal", 1)
+	db.Close()
+	out, _, _ := runMain(t, "check", "--docker", "off", dir)
+	want := "containers (--docker off)"
+	if !strings.Contains(out, "not checked: ") || !strings.Contains(out, want) {
+		t.Errorf("check --docker off output does not contain %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "containers checked") {
+		t.Errorf("check --docker off output claims containers were checked:\n%s", out)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/probe/docker"
 )
 
 // renderText writes the human report: one block per data directory, then
@@ -114,9 +115,9 @@ func renderWriters(b *strings.Builder, db preflight.Database) {
 	p := db.WriterProbes
 	switch {
 	case len(db.Writers) == 0 && p.Sure:
-		fmt.Fprintf(b, "    no writer found (processes, locks, containers checked)\n")
+		fmt.Fprintf(b, "    no writer found (%s)\n", probesChecked(p))
 	case len(db.Writers) == 0:
-		fmt.Fprintf(b, "    no writer found, but not sure:\n")
+		fmt.Fprintf(b, "    no writer found (%s), but not sure:\n", probesChecked(p))
 	case !p.Sure:
 		fmt.Fprintf(b, "    others may be unseen:\n")
 	}
@@ -148,4 +149,37 @@ func renderHealth(b *strings.Builder, db preflight.Database) {
 		}
 		fmt.Fprintf(b, "    integrity (%s%s, %s): %s\n", in.Check, copyNote, in.Elapsed.Round(time.Millisecond), in.Summary)
 	}
+}
+
+// probesChecked says which live-writer probes looked at a database and
+// which did not: "processes, locks, containers checked" when all of them
+// ran, "processes, locks checked; containers not checked (--docker off)"
+// when the Docker probe was turned off.
+func probesChecked(p preflight.WriterProbes) string {
+	var ran, not []string
+	for _, pr := range []struct{ name, status string }{
+		{"processes", p.Processes}, {"locks", p.Locks}, {"containers", p.Docker},
+	} {
+		switch pr.status {
+		case "ran":
+			ran = append(ran, pr.name)
+		case docker.StatusNoDaemon:
+			ran = append(ran, pr.name+" (no Docker engine here)")
+		case docker.StatusOff:
+			not = append(not, pr.name+" (--docker off)")
+		default:
+			not = append(not, pr.name+" ("+pr.status+")")
+		}
+	}
+	if p.Activity == "quiet" {
+		ran = append(ran, "file activity")
+	}
+	s := "nothing checked"
+	if len(ran) > 0 {
+		s = strings.Join(ran, ", ") + " checked"
+	}
+	if len(not) > 0 {
+		s += "; not checked: " + strings.Join(not, ", ")
+	}
+	return s
 }

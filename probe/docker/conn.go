@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -20,41 +21,100 @@ import (
 // the request leaves the process.
 var errNotGET = errors.New("refusing a non-GET request: this probe only reads")
 
+// MaxBody is the most the probe reads of one engine response body, in
+// bytes (16 MiB: a container list of several thousand containers with
+// their mounts and labels is a few MiB). A longer body is an error
+// wrapping ErrBodyTooLarge, never a silently truncated answer.
+const MaxBody = 16 << 20
+
+// ErrBodyTooLarge is returned (wrapped) when an engine response body is
+// longer than MaxBody; the call's answer is then not sure.
+var ErrBodyTooLarge = fmt.Errorf("docker API response body longer than %d MiB", MaxBody>>20)
+
+// limitTransport bounds every response body to max bytes.
+type limitTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (t limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	resp.Body = &limitBody{rc: resp.Body, left: t.max}
+	return resp, nil
+}
+
+// limitBody reads at most left bytes of rc; a read past that returns
+// ErrBodyTooLarge, so a JSON decoder fails instead of seeing a short body.
+type limitBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *limitBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly the bound from a longer one.
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			return 0, ErrBodyTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitBody) Close() error { return b.rc.Close() }
+
 // conn is one engine connection for one call.
 type conn struct {
-	ep  Endpoint
-	cli *client.Client
+	ep      Endpoint
+	cli     *client.Client
+	tr      *http.Transport
+	timeout time.Duration
 
 	mu      sync.Mutex
 	dialErr error // the last dial error, for classifying failures
 }
 
-// connect builds a GET-only client for ep. It contacts nothing yet.
-// Supported schemes: unix and tcp (plain HTTP); TLS and ssh are not.
+// connect builds a GET-only client for ep whose every response body is
+// bounded by MaxBody and every request by timeout. It contacts nothing
+// yet. Supported schemes: unix and tcp (plain HTTP); TLS and ssh are not.
 func connect(ep Endpoint, timeout time.Duration) (*conn, error) {
 	u, err := client.ParseHostURL(ep.Host)
 	if err != nil {
 		return nil, fmt.Errorf("parse docker host %q: %w", ep.Host, err)
 	}
-	c := &conn{ep: ep}
+	c := &conn{ep: ep, timeout: timeout, tr: &http.Transport{MaxIdleConns: 6, IdleConnTimeout: 30 * time.Second}}
 	d := &net.Dialer{Timeout: timeout}
 	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	switch u.Scheme {
 	case "unix":
 		sock := u.Host
+		c.tr.DisableCompression = true
 		dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return c.record(d.DialContext(ctx, "unix", sock))
 		}
 	case "tcp", "http":
+		c.tr.Proxy = http.ProxyFromEnvironment
 		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return c.record(d.DialContext(ctx, network, addr))
 		}
 	default:
 		return nil, fmt.Errorf("connect to docker at %s: scheme %q not supported (unix and tcp are)", ep.Host, u.Scheme)
 	}
+	c.tr.DialContext = dial
 	cli, err := client.New(
 		client.WithHost(ep.Host),
-		client.WithDialContext(dial),
+		// After WithHost, which only configures the default transport.
+		client.WithHTTPClient(&http.Client{Transport: limitTransport{base: c.tr, max: MaxBody}}),
 		client.WithTimeout(timeout),
 		client.WithUserAgent("preflight"),
 		client.WithHTTPRequestHook(func(r *http.Request) error {
@@ -80,18 +140,25 @@ func (c *conn) record(nc net.Conn, err error) (net.Conn, error) {
 	return nc, err
 }
 
-func (c *conn) close() { c.cli.Close() }
+func (c *conn) close() {
+	c.cli.Close()
+	c.tr.CloseIdleConnections()
+}
 
-// classify maps a failed call to a status. inContainer turns a missing
-// socket from "no-daemon" (a host without an engine) into "unreachable"
-// (a container without the socket mounted cannot see the engine).
+// classify maps a failed call to a status. A missing socket is
+// "no-daemon" (a host without an engine) only at the default address on a
+// host: inside a container the socket may just not be mounted, and an
+// address someone configured (Options.Host, DOCKER_HOST, a context) names
+// an engine that should be there; a daemon that is down removes its
+// socket, and with live-restore its containers keep running. Both are
+// "unreachable".
 func (c *conn) classify(err error, inContainer bool) string {
 	c.mu.Lock()
 	dialErr := c.dialErr
 	c.mu.Unlock()
 	switch {
 	case dialErr != nil && errors.Is(dialErr, fs.ErrNotExist):
-		if inContainer {
+		if inContainer || c.ep.Source != SourceDefault {
 			return StatusUnreachable
 		}
 		return StatusNoDaemon

@@ -26,7 +26,7 @@ const DefaultHost = "unix:///var/run/docker.sock"
 //     <ConfigDir>/contexts/meta/<hex sha256 of the name>/meta.json,
 //     Source "context NAME" (Docker Desktop for Linux, Colima, Lima,
 //     Rancher Desktop and OrbStack install such contexts);
-//  4. DefaultHost, Source "default" (also for the context "default").
+//  4. DefaultHost, Source SourceDefault (also for the context "default").
 //
 // It reads files but contacts nothing. It returns an error when config.json
 // is malformed, or a named context has no readable meta.json or no docker
@@ -55,7 +55,7 @@ func Discover(opts Options) (Endpoint, error) {
 		}
 	}
 	if name == "" || name == "default" {
-		return Endpoint{Host: DefaultHost, Source: "default"}, nil
+		return Endpoint{Host: DefaultHost, Source: SourceDefault}, nil
 	}
 	if dir == "" {
 		return Endpoint{}, fmt.Errorf("find docker context %q: no config directory", name)

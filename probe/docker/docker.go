@@ -14,7 +14,7 @@
 //	GET /v<api>/info                  engine name, operating system, security options
 //	GET /v<api>/containers/<id>/json  our own container, or the one asked for
 //	GET /v<api>/volumes               local volumes that bind a host directory (driver_opts o: bind, device); denied: compared by name only
-//	GET /v<api>/containers/json       all=1, status=running|restarting|paused, once per call
+//	GET /v<api>/containers/json       all=1 (stopped containers too: future writers), once per call
 //
 // Sources: Docker Engine API reference (https://docs.docker.com/reference/api/engine/,
 // endpoints ContainerList, ContainerInspect, SystemInfo, SystemVersion,
@@ -90,9 +90,13 @@ var SelfFiles = []string{"/etc/hostname", "/etc/hosts", "/etc/resolv.conf"}
 type Endpoint struct {
 	Host string `json:"host"`
 	// Source is "option" (Options.Host), "DOCKER_HOST", "context NAME"
-	// (DOCKER_CONTEXT or config.json currentContext) or "default".
+	// (DOCKER_CONTEXT or config.json currentContext) or SourceDefault.
 	Source string `json:"source"`
 }
+
+// SourceDefault is Endpoint.Source when nothing configured the address:
+// no Options.Host, no DOCKER_HOST, no context other than "default".
+const SourceDefault = "default"
 
 // Engine kinds reported in Engine.Kind.
 const (
@@ -216,8 +220,8 @@ type PathSource struct {
 const (
 	StatusRan         = "ran"         // the engine answered; Writers is its answer
 	StatusOff         = "off"         // Options.Mode was ModeOff
-	StatusUnreachable = "unreachable" // no answer within Timeout, connection refused, or no socket inside a container
-	StatusNoDaemon    = "no-daemon"   // on a host, the endpoint's unix socket does not exist: no engine runs there
+	StatusUnreachable = "unreachable" // no answer within Timeout, connection refused, or no socket inside a container or at a configured address
+	StatusNoDaemon    = "no-daemon"   // on a host, nothing configured an address and the default socket does not exist: no engine runs there
 	StatusDenied      = "denied"      // permission denied on the socket, or HTTP 401/403 from the engine or a proxy
 	StatusFailed      = "failed"      // anything else (bad endpoint, unexpected answer)
 )
@@ -242,11 +246,16 @@ type Result struct {
 	// Paths says where each data path lives (Probe inside a container).
 	Paths   []PathSource `json:"paths,omitempty"`
 	Writers []Writer     `json:"writers"`
+	// Stopped lists, in the same form, the containers that are not running
+	// (created, exited, dead) but mount the data read-write: each writes
+	// it again once started (docker start, a restart policy, compose up).
+	Stopped []Writer `json:"stopped,omitempty"`
 	// Sure is true when the container answer is complete for Endpoint:
 	// the engine answered, our own container (if any) was found, and no
 	// data path is on a volume whose driver is not "local" (such a volume
 	// may be mounted by containers on other hosts). Also true for
-	// "no-daemon": no engine runs at the endpoint, so no container does.
+	// "no-daemon": nothing configured an address and no engine runs at the
+	// default one, so no container runs.
 	Sure bool `json:"sure"`
 }
 

@@ -273,16 +273,40 @@ func TestProbeNoSocketInContainer(t *testing.T) {
 	}
 }
 
-func TestNoDaemon(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "docker.sock")
-	env := map[string]string{"DOCKER_HOST": "unix://" + sock}
-	r := docker.WritersOf(context.Background(), "v", "", docker.Options{Env: func(k string) string { return env[k] }})
-	if r.Status != docker.StatusNoDaemon || !r.Sure || r.Endpoint.Source != "DOCKER_HOST" {
-		t.Errorf("WritersOf(missing socket) = %s, want no-daemon, sure", dumpJSON(r))
+// TestConfiguredSocketMissing: a socket that DOCKER_HOST or a context
+// names and that does not exist is an engine that is down (its socket
+// removed, its containers maybe still running with live-restore):
+// unreachable and not sure, never no-daemon.
+func TestConfiguredSocketMissing(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "docker.sock")
+	meta := docker.ContextMetaPath(dir, "colima")
+	if err := os.MkdirAll(filepath.Dir(meta), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(meta, []byte(`{"Name":"colima","Endpoints":{"docker":{"Host":"unix://`+sock+`"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, env := range map[string]map[string]string{
+		"DOCKER_HOST":    {"DOCKER_HOST": "unix://" + sock},
+		"context colima": {"DOCKER_CONTEXT": "colima", "DOCKER_CONFIG": dir},
+	} {
+		opts := docker.Options{Env: func(k string) string { return env[k] }}
+		r := docker.WritersOf(context.Background(), "v", "", opts)
+		if r.Status != docker.StatusUnreachable || r.Sure || r.Endpoint.Source != name {
+			t.Errorf("%s: WritersOf(missing socket) = %s, want unreachable, not sure, source %q", name, dumpJSON(r), name)
+		}
+		if !strings.Contains(r.Err, "no socket at unix://"+sock) {
+			t.Errorf("%s: error %q, want it to name the missing socket", name, r.Err)
+		}
+		r = docker.Probe(context.Background(), []string{dir}, opts)
+		if r.Status != docker.StatusUnreachable || r.Sure {
+			t.Errorf("%s: Probe(missing socket) = %s, want unreachable, not sure", name, dumpJSON(r))
+		}
 	}
 	_, _, err := docker.InspectContainer(context.Background(), "x", docker.Options{Host: "unix://" + sock})
-	if !errorsIs(err, docker.ErrNoDaemon) {
-		t.Errorf("InspectContainer(missing socket) error = %v, want ErrNoDaemon", err)
+	if !errorsIs(err, docker.ErrUnreachable) {
+		t.Errorf("InspectContainer(missing socket) error = %v, want ErrUnreachable", err)
 	}
 }
 

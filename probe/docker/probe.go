@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -27,10 +28,11 @@ import (
 // "mountinfo"), else in /proc/self/cgroup ("cgroup"), else $HOSTNAME as a
 // short id or name whose inspect shows that hostname ("hostname"). It then
 // finds, in our inspect, the mount holding each data path (the path may be
-// below the mount's destination), lists running, restarting and paused
-// containers once, and reports every other container that mounts the same
-// volume, or a bind source equal to, inside or containing ours,
-// read-write. Our own container is never reported.
+// below the mount's destination), lists all containers once, and reports
+// every other running, restarting or paused container that mounts the
+// same volume, or a bind source equal to, inside or containing ours,
+// read-write, in Writers, and every such stopped container in Stopped.
+// Our own container is never reported.
 //
 // On a host (no container found), data paths are host paths and every
 // container reaching them is reported.
@@ -140,7 +142,7 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	}
 
 	if len(targets) > 0 {
-		list, err := c.list(ctx)
+		list, stopped, err := c.list(ctx)
 		if err != nil {
 			res.fail(c, err, res.InContainer)
 			return res
@@ -150,7 +152,9 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 			selfID = self.ID
 		}
 		hr := newHostResolver(ctx, res.Endpoint, local, self)
-		res.Writers = findWriters(list, selfID, targets, sources{resolve: hr.resolve(), devices: devices})
+		src := sources{resolve: hr.resolve(), devices: devices}
+		res.Writers = findWriters(list, selfID, targets, src)
+		res.Stopped = findWriters(stopped, selfID, targets, src)
 		if derr != nil && volumesInvolved(targets, list) {
 			sure = false // a volume may bind the same directory as a bind mount
 		}
@@ -167,7 +171,7 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 // WritersOf lists the running, restarting and paused containers that mount
 // volume (a volume name) or hostPath (a path on the engine host; a bind
 // source equal to it, inside it or containing it) read-write, for use on a
-// host. Either may be empty. When this process runs in a container found
+// host, and in Stopped the other containers that do. Either may be empty. When this process runs in a container found
 // from mountinfo or cgroup, that container is left out.
 func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Result {
 	if opts.Mode == ModeOff {
@@ -201,7 +205,7 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 		targets = append(targets, target{label: hostPath, hostPath: hp, mountSource: hp})
 	}
 	if len(targets) > 0 {
-		list, err := c.list(ctx)
+		list, stopped, err := c.list(ctx)
 		if err != nil {
 			res.fail(c, err, res.InContainer)
 			return res
@@ -225,7 +229,9 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 			}
 		}
 		hr := newHostResolver(ctx, res.Endpoint, local, nil)
-		res.Writers = findWriters(list, selfID, targets, sources{resolve: hr.resolve(), devices: devices})
+		src := sources{resolve: hr.resolve(), devices: devices}
+		res.Writers = findWriters(list, selfID, targets, src)
+		res.Stopped = findWriters(stopped, selfID, targets, src)
 		if derr != nil && volumesInvolved(targets, list) {
 			sure = false // a volume may bind the same directory as a bind mount
 		}
@@ -292,16 +298,39 @@ func start(ctx context.Context, res *Result, opts Options) (*conn, bool) {
 	return c, true
 }
 
+// fail records a failed call: its status, and in Err one short phrase
+// naming the endpoint and the cause.
 func (r *Result) fail(c *conn, err error, inContainer bool) {
 	r.Status = c.classify(err, inContainer)
 	r.Err = err.Error()
-	if r.Status == StatusNoDaemon {
-		r.Err = fmt.Sprintf("no docker socket at %s", r.Endpoint.Host)
+	host, dialErr := r.Endpoint.Host, c.dialErrValue()
+	var ne net.Error
+	switch {
+	case r.Status == StatusNoDaemon:
+		r.Err = fmt.Sprintf("no docker socket at %s", host)
 		r.Sure = true
-	} else if r.Status == StatusUnreachable && inContainer && errors.Is(c.dialErrValue(), os.ErrNotExist) {
-		r.Err = fmt.Sprintf("no docker socket at %s inside this container", r.Endpoint.Host)
+	case errors.Is(dialErr, os.ErrNotExist) && inContainer:
+		r.Err = fmt.Sprintf("no docker socket at %s inside this container", host)
+	case errors.Is(dialErr, os.ErrNotExist):
+		r.Err = fmt.Sprintf("no socket at %s, from %s: that engine is down or gone", host, r.Endpoint.Source)
+	case dialErr != nil:
+		r.Err = fmt.Sprintf("connect to %s: %v", host, innermost(dialErr))
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		r.Err = fmt.Sprintf("no answer from %s within %s", host, c.timeout)
 	}
 	r.Writers = []Writer{}
+}
+
+// innermost is the last error in err's Unwrap chain (for a dial error:
+// "connection refused", "permission denied").
+func innermost(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
 }
 
 func (c *conn) dialErrValue() error {
@@ -317,15 +346,24 @@ func errorOf(r Result) error {
 	return errors.New(r.Err)
 }
 
-// list lists running, restarting and paused containers with their mounts,
-// in one GET /containers/json.
-func (c *conn) list(ctx context.Context) ([]container.Summary, error) {
-	f := make(client.Filters).Add("status", "running", "restarting", "paused")
-	r, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+// list lists every container with its mounts, in one GET
+// /containers/json?all=1, and splits them into live ones (running,
+// restarting, paused: they may write now) and stopped ones (created,
+// exited, dead: they write once started).
+func (c *conn) list(ctx context.Context) (live, stopped []container.Summary, err error) {
+	r, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true})
 	if err != nil {
-		return nil, fmt.Errorf("list containers: %w", err)
+		return nil, nil, fmt.Errorf("list containers: %w", err)
 	}
-	return r.Items, nil
+	for _, s := range r.Items {
+		switch s.State {
+		case container.StateRunning, container.StateRestarting, container.StatePaused:
+			live = append(live, s)
+		default:
+			stopped = append(stopped, s)
+		}
+	}
+	return live, stopped, nil
 }
 
 // volumesInvolved reports whether a target is on a volume or a listed
@@ -425,7 +463,7 @@ func (c *conn) findSelf(ctx context.Context, local localSelf, env func(string) s
 // root filesystem. It returns nil without error when none matches: our
 // container is then unknown, and the caller says so.
 func (c *conn) joinedSelf(ctx context.Context, id, upperDir string) (*Container, string, error) {
-	list, err := c.list(ctx)
+	list, _, err := c.list(ctx)
 	if err != nil {
 		return nil, "", err
 	}
