@@ -195,7 +195,8 @@ type Refusal struct {
 	// unverified, litestream, wal-loss, needs-confirmation, unsafe-fs,
 	// activity, reenabled (the entrypoint policy does not convert a
 	// database again that the application switched back to WAL),
-	// wal-without-database.
+	// failed-before (nor one whose attempt at an earlier start failed
+	// while its backup is still there), wal-without-database.
 	Reason  string   `json:"reason"`
 	Message string   `json:"message"`
 	Remedy  []string `json:"remedy,omitempty"`

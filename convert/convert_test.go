@@ -717,3 +717,47 @@ func TestConvertApplicationFunction(t *testing.T) {
 		}
 	}
 }
+
+// A backup an earlier run began and did not finish (DIR.partial, the
+// process killed mid-copy) is removed by the next conversion of that
+// database, and said so; complete backups, other databases' partial ones
+// and what a symlinked name points to stay.
+func TestPartialBackupRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.db")
+	hotWAL(t, path, 100)
+	mk := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "app.db"), []byte("cut short"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	partial := mk("app.db.preflight-backup-20261128T100000Z.partial")
+	complete := mk("app.db.preflight-backup-20261128T090000Z")
+	other := mk("other.db.preflight-backup-20261128T100000Z.partial")
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "keep"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "app.db.preflight-backup-20261128T110000Z.partial")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+
+	d := one(t, run(t, opts(path)), convert.StatusConverted)
+	if _, err := os.Lstat(partial); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after the next conversion: %v, want removed", partial, err)
+	}
+	if !strings.Contains(strings.Join(d.Notes, "; "), "removed "+partial+", a backup an earlier run began and did not finish") {
+		t.Errorf("notes %q, want the removal of %s", d.Notes, partial)
+	}
+	for _, p := range []string{complete, other, filepath.Join(outside, "keep"), link} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s: %v, want kept", p, err)
+		}
+	}
+}
