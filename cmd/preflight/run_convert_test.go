@@ -125,3 +125,82 @@ func headerOf(t *testing.T, path string) string {
 	}
 	return string(rune('0'+b[18])) + "/" + string(rune('0'+b[19]))
 }
+
+// A conversion that fails after its backup (here: a damaged table page
+// the row count before the conversion reads) is recorded, and the next
+// start does not try again, so it makes no second backup; once the backup
+// is removed, the next start tries again.
+func TestRunConvertFailedOnce(t *testing.T) {
+	backing, mnt := fuseData(t, "grpcfuse", false)
+	db := filepath.Join(backing, "app.db")
+	testdb.Make(t, db, "wal", 500)
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := len(b) - 4096 // the last page: a leaf of table t
+	b[last] = 0xff        // no b-tree page type
+	if err := os.WriteFile(db, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := func() string {
+		t.Helper()
+		out, stderr, code, _ := runBin(t, []string{"PREFLIGHT_DOCKER=off"}, "run", "--data-dir", mnt, "--on-unsafe", "convert", "--", "/bin/echo", "started")
+		if code != 0 || out != "started\n" {
+			t.Fatalf("start: exit %d, stdout %q; want the application started (fallback warn)\nstderr: %s", code, out, stderr)
+		}
+		return stderr
+	}
+
+	stderr := start()
+	if !strings.Contains(stderr, "preflight: warn: convert-failed: "+filepath.Join(mnt, "app.db")) || !strings.Contains(stderr, "malformed") {
+		t.Errorf("first start: stderr lacks convert-failed (malformed):\n%s", stderr)
+	}
+	first := backups(t, backing)
+	s := readState(t, mnt)
+	if len(first) != 1 || len(s.Conversions) != 1 || s.Conversions[0].Failed == "" || filepath.Base(s.Conversions[0].Backup) != first[0] {
+		t.Fatalf("after the first start: backups %v, state %+v; want one backup and the failed attempt naming it", first, s.Conversions)
+	}
+
+	stderr = start()
+	if !strings.Contains(stderr, "convert-refused") || !strings.Contains(stderr, "failed after backing the database up to "+s.Conversions[0].Backup) {
+		t.Errorf("second start: stderr lacks the failed-before refusal:\n%s", stderr)
+	}
+	if got := backups(t, backing); len(got) != 1 {
+		t.Errorf("backups after the second start: %v, want still %v", got, first)
+	}
+
+	if err := os.RemoveAll(filepath.Join(backing, first[0])); err != nil {
+		t.Fatal(err)
+	}
+	stderr = start()
+	if !strings.Contains(stderr, "convert-failed") {
+		t.Errorf("third start, the backup removed: stderr lacks another attempt:\n%s", stderr)
+	}
+	if got := backups(t, backing); len(got) != 1 {
+		t.Errorf("backups after the third start: %v, want one new one", got)
+	}
+}
+
+// mergerfs with cache.files=off (direct I/O: no shared mmap): --probe-fs
+// finds fs-mmap-unsupported and names cache.files=partial, and the
+// entrypoint's conversion goes through with the WAL index in memory.
+func TestRunConvertWithoutSharedMmap(t *testing.T) {
+	backing, mnt := fuseData(t, "mergerfs", true)
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 50)
+	out, stderr, code, _ := runBin(t, []string{"PREFLIGHT_DOCKER=off"}, "run", "--probe-fs", "--data-dir", mnt, "--on-unsafe", "convert", "--on-unsafe-fallback", "fail", "--", "/bin/echo", "started")
+	if code != 0 || out != "started\n" {
+		t.Fatalf("run: exit %d, stdout %q; want the application started\nstderr: %s", code, out, stderr)
+	}
+	for _, want := range []string{"preflight: error: fs-mmap-unsupported: " + mnt, "cache.files=partial", "preflight: info: converted: " + filepath.Join(mnt, "app.db"), "locking_mode=EXCLUSIVE"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if h := headerOf(t, filepath.Join(backing, "app.db")); h != "1/1" {
+		t.Errorf("header after the start: %s, want 1/1", h)
+	}
+	if s := readState(t, mnt); len(s.Conversions) != 1 || s.Conversions[0].Failed != "" {
+		t.Errorf("state file: %+v, want one conversion", s.Conversions)
+	}
+}
