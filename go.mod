@@ -15,6 +15,7 @@ require (
 	github.com/pmezard/go-difflib v1.0.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.50.0
+	modernc.org/sqlite v1.55.0
 )
 
 require (
@@ -50,5 +51,4 @@ require (
 	modernc.org/libc v1.74.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.11.0 // indirect
-	modernc.org/sqlite v1.55.0 // indirect
 )

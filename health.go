@@ -223,7 +223,11 @@ var healthRules = []rule{
 			return fmt.Sprintf("%s: shared mmap of a file failed (%s); SQLite's WAL index needs it", s.dir.Path, s.dir.FSProbe.MmapErr), "", true
 		},
 		remedy: func(s subject) []string {
-			return []string{"Use journal_mode=DELETE here (PREFLIGHT_JOURNAL_MODE=delete), or move the data to a named volume or a native filesystem."}
+			out := []string{"Use journal_mode=DELETE here (PREFLIGHT_JOURNAL_MODE=delete; preflight convert and run --on-unsafe convert convert a WAL database here), or move the data to a named volume or a native filesystem."}
+			if m := s.dir.Mount; m != nil && m.FSType == "fuse.mergerfs" {
+				return append(out, "On mergerfs, mount the pool with cache.files=partial (or full, auto-full): cache.files=off opens files with direct I/O, which refuses shared mmap.")
+			}
+			return append(out, "On mergerfs, use cache.files=partial (or full, auto-full) instead of cache.files=off, which opens files with direct I/O and refuses shared mmap.")
 		},
 	},
 	{

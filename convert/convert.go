@@ -20,11 +20,15 @@
 //     the FULL checkpoint runs, a second, read-only connection counts every
 //     table's rows in one read transaction; it is closed before TRUNCATE
 //     and the mode change, which fail while any other connection exists.
+//     Where SQLite cannot map the -shm (a filesystem without shared mmap),
+//     the connection is opened again with locking_mode=EXCLUSIVE, which
+//     keeps the WAL index in heap memory, and counts the rows itself.
 //  5. Verification: quick_check (or integrity_check) and every table's row
 //     count, on two read-only connections side by side, each count equal
 //     to the count before; after closing: header bytes 18/19
 //     (https://sqlite.org/fileformat2.html#database_header) and no -wal or
-//     -shm left.
+//     -shm left. A check that needs a function, collation or module only
+//     the application defines is "not run", with the reason.
 //
 // Every raw read of the database files (header, WAL scan, lock probes,
 // activity, backup copy) finishes and closes its descriptor before the one
@@ -195,7 +199,8 @@ type Refusal struct {
 	// unverified, litestream, wal-loss, needs-confirmation, unsafe-fs,
 	// activity, reenabled (the entrypoint policy does not convert a
 	// database again that the application switched back to WAL),
-	// wal-without-database.
+	// failed-before (nor one whose attempt at an earlier start failed
+	// while its backup is still there), wal-without-database.
 	Reason  string   `json:"reason"`
 	Message string   `json:"message"`
 	Remedy  []string `json:"remedy,omitempty"`

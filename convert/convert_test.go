@@ -27,6 +27,9 @@ import (
 var required = os.Getenv("PREFLIGHT_REQUIRE_DOCKER") == "1" || os.Getenv("CI") == "true"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(testdb.AppEnv) != "" {
+		os.Exit(testdb.AppMain())
+	}
 	if p := os.Getenv("CONVERT_TEST_HOLD_LOCK"); p != "" {
 		holdLock(p)
 		return
@@ -668,5 +671,93 @@ func TestConvertApplicationCollation(t *testing.T) {
 	}
 	if w, r := header1819(t, path); w != 1 || r != 1 {
 		t.Errorf("header %d/%d, want 1/1", w, r)
+	}
+}
+
+// appDB runs this test binary as the application (testdb.AppMain) on
+// path: the schema calls a function only that process registers.
+func appDB(t testing.TB, path string) {
+	t.Helper()
+	c := exec.Command(os.Args[0])
+	c.Env = append(os.Environ(), testdb.AppEnv+"="+path)
+	out, err := c.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "app: journal_mode=wal") {
+		t.Fatalf("application on %s: %v\n%s", path, err, out)
+	}
+}
+
+// A schema whose generated column and expression index call a function
+// only the application defines: quick_check (generated column) and
+// integrity_check (also the index) cannot run outside the application,
+// but the conversion does not need the function. The database is
+// converted, the check says "not run" and why, and the row counts run.
+func TestConvertApplicationFunction(t *testing.T) {
+	for _, verify := range []string{convert.VerifyQuick, convert.VerifyFull} {
+		path := filepath.Join(t.TempDir(), "app.db")
+		appDB(t, path)
+		appDB(t, path)
+		o := opts(path)
+		o.Verify = verify
+		d := one(t, run(t, o), convert.StatusConverted)
+		want := "not run: the schema uses function myf, which only the application defines"
+		if d.Verified.CheckResult != want {
+			t.Errorf("--verify %s: check result %q, want %q", verify, d.Verified.CheckResult, want)
+		}
+		if !strings.Contains(strings.Join(d.Notes, "; "), d.Verified.Check+" "+want) {
+			t.Errorf("--verify %s: notes %q, want the check not run", verify, d.Notes)
+		}
+		if len(d.Verified.Tables) != 1 || d.Verified.Tables[0].Before != 2 || d.Verified.Tables[0].After != 2 {
+			t.Errorf("--verify %s: row counts %+v, want app 2 before and after", verify, d.Verified.Tables)
+		}
+		if w, r := header1819(t, path); w != 1 || r != 1 {
+			t.Errorf("--verify %s: header %d/%d, want 1/1", verify, w, r)
+		}
+		if d.Backup == nil {
+			t.Errorf("--verify %s: no backup", verify)
+		}
+	}
+}
+
+// A backup an earlier run began and did not finish (DIR.partial, the
+// process killed mid-copy) is removed by the next conversion of that
+// database, and said so; complete backups, other databases' partial ones
+// and what a symlinked name points to stay.
+func TestPartialBackupRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.db")
+	hotWAL(t, path, 100)
+	mk := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "app.db"), []byte("cut short"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	partial := mk("app.db.preflight-backup-20261128T100000Z.partial")
+	complete := mk("app.db.preflight-backup-20261128T090000Z")
+	other := mk("other.db.preflight-backup-20261128T100000Z.partial")
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "keep"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "app.db.preflight-backup-20261128T110000Z.partial")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+
+	d := one(t, run(t, opts(path)), convert.StatusConverted)
+	if _, err := os.Lstat(partial); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after the next conversion: %v, want removed", partial, err)
+	}
+	if !strings.Contains(strings.Join(d.Notes, "; "), "removed "+partial+", a backup an earlier run began and did not finish") {
+		t.Errorf("notes %q, want the removal of %s", d.Notes, partial)
+	}
+	for _, p := range []string{complete, other, filepath.Join(outside, "keep"), link} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s: %v, want kept", p, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package convert_test
 
 import (
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +119,48 @@ func TestUnsafeFSActivityRefused(t *testing.T) {
 	d := one(t, run(t, o), convert.StatusRefused)
 	if d.Refusals[0].Reason != "activity" || !strings.Contains(d.Refusals[0].Message, "changed") {
 		t.Errorf("refusals = %+v, want activity", d.Refusals)
+	}
+}
+
+// mergerfs with cache.files=off opens every file with direct I/O, so the
+// kernel refuses the shared mmap of the -shm and SQLite says "disk I/O
+// error". The conversion holds the database alone anyway: with
+// locking_mode=EXCLUSIVE the WAL index stays in memory and the conversion
+// goes through.
+func TestConvertWithoutSharedMmap(t *testing.T) {
+	testdb.NeedFUSE(t)
+	backing, mnt := t.TempDir(), t.TempDir()
+	unmount, err := fuseloop.MountDirectIO(backing, mnt, "mergerfs")
+	if err != nil {
+		t.Fatalf("fuseloop.MountDirectIO: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	hotWAL(t, filepath.Join(backing, "app.db"), 1000)
+	want := dumpCopy(t, filepath.Join(backing, "app.db"))
+	path := filepath.Join(mnt, "app.db")
+
+	o := opts(path)
+	o.Watch, o.Confirmed = 200*time.Millisecond, true
+	d := one(t, run(t, o), convert.StatusConverted)
+	if d.Class != "fuse" || !strings.Contains(strings.Join(d.Notes, "; "), "locking_mode=EXCLUSIVE") {
+		t.Errorf("class %s, notes %q; want fuse and a note on locking_mode=EXCLUSIVE", d.Class, d.Notes)
+	}
+	if len(d.Verified.Tables) != 2 || d.Verified.Tables[0].Before != 1000 || d.Verified.CheckResult != "ok" {
+		t.Errorf("verified %+v, want 2 tables, t with 1000 rows, check ok", d.Verified)
+	}
+	if w, r := header1819(t, filepath.Join(backing, "app.db")); w != 1 || r != 1 {
+		t.Errorf("header %d/%d in the backing directory, want 1/1", w, r)
+	}
+	for _, s := range []string{"-wal", "-shm"} {
+		if _, err := os.Lstat(filepath.Join(backing, "app.db"+s)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("app.db%s after the conversion: %v, want none", s, err)
+		}
+	}
+	if got := sqlite3(t, filepath.Join(backing, "app.db"), ".dump"); got != want {
+		t.Errorf("dump after the conversion differs from the dump before:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -150,6 +150,13 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	}
 
 	if !opts.NoBackup {
+		removed, err := removePartialBackups(db.Path, opts.BackupDir)
+		for _, r := range removed {
+			d.Notes = append(d.Notes, "removed "+r+", a backup an earlier run began and did not finish")
+		}
+		if err != nil {
+			d.Notes = append(d.Notes, "could not remove a backup an earlier run did not finish: "+err.Error())
+		}
 		var walPages int64
 		if d.WAL != nil {
 			walPages = int64(d.WAL.DBSizePages)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
@@ -91,9 +90,15 @@ func stateDir(p string) string {
 // the policy is the operator's confirmation (Confirmed), and probes that
 // could not run are noted rather than refused (AllowUnverified): a writer
 // that was seen, files that change during the watch, Litestream and WAL
-// frames that would be lost still refuse. Each conversion is recorded in
-// its data directory's state file; errors writing it are returned in
-// stateErrs. A nil Result and nil error mean there was nothing to convert.
+// frames that would be lost still refuse. Each conversion, and each failed
+// attempt that made a backup, is recorded in its data directory's state
+// file; errors writing it are returned in stateErrs. A database is not
+// converted again (refused, no backup made) when an earlier start
+// converted it and it is in WAL mode again ("reenabled"), or when an
+// earlier start's attempt failed and its backup is still there
+// ("failed-before"): the entrypoint makes at most one backup per database
+// per attempt it records. A nil Result and nil error mean there was
+// nothing to convert.
 func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options) (res *Result, stateErrs []error, err error) {
 	var paths []string
 	dirOf := map[string]string{}
@@ -102,20 +107,14 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 			dirOf[db.Path] = stateDir(d.Path)
 		}
 	}
-	// A database converted at an earlier start and back in WAL mode is not
-	// converted again: the application turns WAL on whenever it opens it,
-	// so every start would only add a backup (wal-reenabled says so).
 	var again []Database
+	states := map[string]State{}
 	for _, f := range rep.Findings {
 		if !unsafeWAL[f.ID] || f.Ignored {
 			continue
 		}
-		if slices.Contains(check.Writers.Converted, CanonicalPath(f.Path)) {
-			again = append(again, Database{Path: f.Path, Before: ToWAL, Status: StatusRefused, Refusals: []Refusal{{
-				Reason:  "reenabled",
-				Message: "converted at an earlier start and in WAL mode again: the application re-enables WAL when it opens the database, so converting again would not last",
-				Remedy:  []string{"Pin the application's journal mode to DELETE (PREFLIGHT_JOURNAL_MODE, --export-env), or move the data to a named volume."},
-			}}})
+		if r, ok := priorRefusal(f.Path, dirOf[f.Path], check.Writers.Converted, states); ok {
+			again = append(again, Database{Path: f.Path, Before: ToWAL, Status: StatusRefused, Refusals: []Refusal{r}})
 			continue
 		}
 		paths = append(paths, f.Path)
@@ -132,15 +131,29 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 		return res, nil, err
 	}
 	res.Databases = append(again, res.Databases...)
+	return res, recordAttempts(res, dirOf), nil
+}
+
+// recordAttempts writes each conversion of res, and each failed attempt
+// that made a backup, to the state file of its data directory (dirOf, or
+// the database's directory).
+func recordAttempts(res *Result, dirOf map[string]string) []error {
 	records := map[string][]Conversion{}
 	var order []string
 	for _, d := range res.Databases {
-		if d.Status != StatusConverted {
+		failed := d.Status == StatusFailed && d.Backup != nil
+		if d.Status != StatusConverted && !failed {
 			continue
 		}
 		cv := Conversion{Path: CanonicalPath(d.Path), From: ToWAL, To: ToDelete, At: time.Now().UTC()}
 		if d.Backup != nil {
 			cv.Backup = d.Backup.Dir
+		}
+		if d.Verified != nil && d.Verified.CheckResult != "ok" && !failed {
+			cv.Verified = d.Verified.Check + " " + d.Verified.CheckResult
+		}
+		if failed {
+			cv.Failed = d.Error
 		}
 		dir := dirOf[d.Path]
 		if dir == "" {
@@ -151,10 +164,11 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 		}
 		records[dir] = append(records[dir], cv)
 	}
+	var errs []error
 	for _, dir := range order {
 		if err := Record(dir, records[dir]...); err != nil {
-			stateErrs = append(stateErrs, err)
+			errs = append(errs, err)
 		}
 	}
-	return res, stateErrs, nil
+	return errs
 }

@@ -49,94 +49,163 @@ func convertDB(ctx context.Context, path string, opts Options, d *Database) (*Ch
 	if err != nil {
 		return nil, nil, err
 	}
+	before, ck, heap, err := changeMode(ctx, path, abs, opts)
+	if err != nil {
+		return ck, nil, err
+	}
+	if heap {
+		d.Notes = append(d.Notes, "the filesystem refused the -shm's shared memory (SQLite said \"disk I/O error\"): converted with locking_mode=EXCLUSIVE, which keeps the WAL index in this process's memory")
+		// SQLite removes the -shm itself when the last connection leaves
+		// WAL mode; with the WAL index in heap memory it never opened
+		// the one the failed first open left (or the application's), and
+		// in DELETE mode with no -wal nothing reads it.
+		if err := os.Remove(abs + "-shm"); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return ck, nil, fmt.Errorf("remove %s-shm: %w", path, err)
+		}
+	}
+	d.Conversion = time.Since(start)
+	if opts.Progress != nil {
+		opts.Progress(path, "verify", 0, 0)
+	}
+	start = time.Now()
+	v := &Verified{Check: "quick_check", JournalMode: opts.To}
+	if opts.Verify == VerifyFull {
+		v.Check = "integrity_check"
+	}
+	err = verify(ctx, path, abs, opts.To, before, v)
+	v.Duration = time.Since(start)
+	if v.CheckResult != "ok" && err == nil {
+		d.Notes = append(d.Notes, v.Check+" "+v.CheckResult)
+	}
+	return ck, v, err
+}
+
+// changeMode opens one connection to abs, reads every table's row count,
+// checkpoints and changes the journal mode to opts.To, reads the mode back
+// and closes the connection. When SQLite cannot map the -shm (see
+// shmUnavailable) and the target is DELETE, it opens the database again
+// with locking_mode=EXCLUSIVE set before the first read: SQLite then keeps
+// the WAL index in heap memory and never maps the -shm
+// (https://sqlite.org/wal.html#noshm); heap reports that.
+func changeMode(ctx context.Context, path, abs string, opts Options) (before []TableCount, ck *Checkpoint, heap bool, err error) {
+	db, conn, mode, err := openConversion(ctx, path, abs, false)
+	if shmUnavailable(err) && opts.To == ToDelete {
+		heap = true
+		db, conn, mode, err = openConversion(ctx, path, abs, true)
+	}
+	if err != nil {
+		return nil, nil, heap, err
+	}
+	defer db.Close()
+	defer conn.Close()
 	progress := func(stage string) {
 		if opts.Progress != nil {
 			opts.Progress(path, stage, 0, 0)
 		}
 	}
-	db, err := sql.Open("sqlite", DSN(abs))
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return nil, nil, sqlErr("open "+path, err)
-	}
-	defer conn.Close()
-
-	var mode string
-	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return nil, nil, sqlErr("read journal mode of "+path, err)
-	}
-	var before []TableCount
-	var ck *Checkpoint
-	want := opts.To
 	if opts.To == ToDelete && mode == "wal" {
 		progress("checkpoint")
-		b, c, err := countWhileCheckpointing(ctx, conn, abs)
-		switch {
-		case c == nil || err != nil:
-		case c.Log < 0:
-			// SQLite reports -1 frames when it could not even start.
-			err = fmt.Errorf("checkpoint %s: busy, not started: another connection is using the database: %w", path, ErrLocked)
-		case c.Busy != 0 || c.Log != c.Checkpointed:
-			err = fmt.Errorf("checkpoint %s: busy, %d of %d frames copied: another connection is using the database: %w", path, c.Checkpointed, c.Log, ErrLocked)
-		}
+		before, ck, err = checkpointAll(ctx, conn, path, abs, heap)
 		if err != nil {
-			return c, nil, err
+			return nil, ck, heap, err
 		}
-		before, ck = b, c
 	} else if before, err = countRows(ctx, conn); err != nil {
-		return nil, nil, err
+		return nil, nil, heap, err
 	}
-
-	if opts.To == ToDelete {
-		if mode == "wal" {
-			t, err := checkpoint(ctx, conn, "TRUNCATE")
-			if err != nil {
-				return ck, nil, err
-			}
-			if t.Busy != 0 {
-				return ck, nil, fmt.Errorf("checkpoint(TRUNCATE) %s: busy: %w", path, ErrLocked)
-			}
-		}
-		progress("convert")
-		if err := setMode(ctx, conn, path, "DELETE", want); err != nil {
-			return ck, nil, err
-		}
-	} else {
-		progress("convert")
-		if err := setMode(ctx, conn, path, "WAL", want); err != nil {
-			return nil, nil, err
-		}
+	progress("convert")
+	if err := setMode(ctx, conn, path, strings.ToUpper(opts.To), opts.To); err != nil {
+		return nil, ck, heap, err
 	}
-
-	d.Conversion = time.Since(start)
-	progress("verify")
-	start = time.Now()
-	v := &Verified{Check: "quick_check"}
-	defer func() { v.Duration = time.Since(start) }()
-	if opts.Verify == VerifyFull {
-		v.Check = "integrity_check"
+	var got string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&got); err != nil {
+		return nil, ck, heap, sqlErr("read journal mode of "+path, err)
 	}
-	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&v.JournalMode); err != nil {
-		return ck, v, sqlErr("read journal mode of "+path, err)
-	}
-	if v.JournalMode != want {
-		return ck, v, fmt.Errorf("%s: journal mode reads %q after the change, want %q", path, v.JournalMode, want)
+	if got != opts.To {
+		return nil, ck, heap, fmt.Errorf("%s: journal mode reads %q after the change, want %q", path, got, opts.To)
 	}
 	if err := conn.Close(); err != nil {
-		return ck, v, fmt.Errorf("close %s: %w", path, err)
+		return nil, ck, heap, fmt.Errorf("close %s: %w", path, err)
 	}
 	if err := db.Close(); err != nil {
-		return ck, v, fmt.Errorf("close %s: %w", path, err)
+		return nil, ck, heap, fmt.Errorf("close %s: %w", path, err)
 	}
+	return before, ck, heap, nil
+}
 
-	// Fresh read-only connections, now that the conversion's one is
-	// closed: the check and the row counts run side by side and read what
-	// is on disk.
+// openConversion opens the conversion's one connection to abs and reads
+// the journal mode (the first read, which opens the WAL and its index). With
+// exclusive, locking_mode=EXCLUSIVE is set before that read. On error
+// nothing is left open.
+func openConversion(ctx context.Context, path, abs string, exclusive bool) (*sql.DB, *sql.Conn, string, error) {
+	dsn := DSN(abs)
+	if exclusive {
+		dsn += "&_pragma=locking_mode(EXCLUSIVE)"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, "", sqlErr("open "+path, err)
+	}
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		conn.Close()
+		db.Close()
+		return nil, nil, "", sqlErr("read journal mode of "+path, err)
+	}
+	return db, conn, mode, nil
+}
+
+// checkpointAll copies the whole WAL into the database file on conn with
+// wal_checkpoint(FULL), counting every table's rows (beside it on a second
+// connection, or first on conn itself when heap: no other connection can
+// read then), then wal_checkpoint(TRUNCATE). A checkpoint that could not
+// copy every frame is ErrLocked.
+func checkpointAll(ctx context.Context, conn *sql.Conn, path, abs string, heap bool) ([]TableCount, *Checkpoint, error) {
+	var before []TableCount
+	var c *Checkpoint
+	var err error
+	if heap {
+		if before, err = countRows(ctx, conn); err == nil {
+			var full Checkpoint
+			full, err = checkpoint(ctx, conn, "FULL")
+			c = &full
+		}
+	} else {
+		before, c, err = countWhileCheckpointing(ctx, conn, abs)
+	}
+	switch {
+	case c == nil || err != nil:
+	case c.Log < 0:
+		// SQLite reports -1 frames when it could not even start.
+		err = fmt.Errorf("checkpoint %s: busy, not started: another connection is using the database: %w", path, ErrLocked)
+	case c.Busy != 0 || c.Log != c.Checkpointed:
+		err = fmt.Errorf("checkpoint %s: busy, %d of %d frames copied: another connection is using the database: %w", path, c.Checkpointed, c.Log, ErrLocked)
+	}
+	if err != nil {
+		return nil, c, err
+	}
+	t, err := checkpoint(ctx, conn, "TRUNCATE")
+	if err != nil {
+		return nil, c, err
+	}
+	if t.Busy != 0 {
+		return nil, c, fmt.Errorf("checkpoint(TRUNCATE) %s: busy: %w", path, ErrLocked)
+	}
+	return before, c, nil
+}
+
+// verify fills v after the conversion's connection closed: the integrity
+// check and every table's row count, on fresh read-only connections side
+// by side (they read what is on disk), then the header bytes and the
+// sidecars. A check that needs a function, collation or virtual-table
+// module only the application defines (missingDefinition) is "not run"
+// with the reason, not an error: the conversion does not use them.
+func verify(ctx context.Context, path, abs, want string, before []TableCount, v *Verified) error {
 	var res string
 	var after []TableCount
 	var checkErr, countErr error
@@ -160,21 +229,18 @@ func convertDB(ctx context.Context, path string, opts Options, d *Database) (*Ch
 	}()
 	wg.Wait()
 	v.CheckResult = res
-	if name, ok := missingCollation(checkErr); ok {
-		// The check needs every collation the schema names; one that only
-		// the application defines cannot be loaded here. The conversion
-		// itself does not use it, and the row counts below still run.
-		v.CheckResult = fmt.Sprintf("not run: the schema uses collation %s, which only the application defines", name)
+	if def, ok := missingDefinition(ctx, checkErr); ok {
+		v.CheckResult = "not run: " + def.String()
 		res, checkErr = "ok", nil
 	}
 	if checkErr != nil {
-		return ck, v, fmt.Errorf("%s on %s: %w", v.Check, path, checkErr)
+		return fmt.Errorf("%s on %s: %w", v.Check, path, checkErr)
 	}
 	if res != "ok" {
-		return ck, v, fmt.Errorf("%s on %s after the conversion: %s", v.Check, path, res)
+		return fmt.Errorf("%s on %s after the conversion: %s", v.Check, path, res)
 	}
 	if countErr != nil {
-		return ck, v, countErr
+		return countErr
 	}
 	for _, b := range before {
 		tc := TableCount{Table: b.Table, Before: b.Before, After: -1}
@@ -185,14 +251,18 @@ func convertDB(ctx context.Context, path string, opts Options, d *Database) (*Ch
 		}
 		v.Tables = append(v.Tables, tc)
 		if tc.After != tc.Before {
-			return ck, v, fmt.Errorf("%s: table %s had %d rows before the conversion and %d after", path, tc.Table, tc.Before, tc.After)
+			return fmt.Errorf("%s: table %s had %d rows before the conversion and %d after", path, tc.Table, tc.Before, tc.After)
 		}
 	}
+	return verifyFile(path, want, v)
+}
 
-	// After the last connection closed: the file itself.
+// verifyFile checks the file itself after the last connection closed:
+// header bytes 18/19 and, for DELETE, no -wal or -shm.
+func verifyFile(path, want string, v *Verified) error {
 	h, err := sqlitefile.Inspect(path)
 	if err != nil {
-		return ck, v, fmt.Errorf("verify header: %w", err)
+		return fmt.Errorf("verify header: %w", err)
 	}
 	v.WriteVersion, v.ReadVersion = int(h.Header.WriteVersion), int(h.Header.ReadVersion)
 	wantV := 1
@@ -200,15 +270,15 @@ func convertDB(ctx context.Context, path string, opts Options, d *Database) (*Ch
 		wantV = 2
 	}
 	if v.WriteVersion != wantV || v.ReadVersion != wantV {
-		return ck, v, fmt.Errorf("%s: header bytes 18/19 are %d/%d after the conversion, want %d/%d", path, v.WriteVersion, v.ReadVersion, wantV, wantV)
+		return fmt.Errorf("%s: header bytes 18/19 are %d/%d after the conversion, want %d/%d", path, v.WriteVersion, v.ReadVersion, wantV, wantV)
 	}
 	_, werr := os.Lstat(path + "-wal")
 	_, serr := os.Lstat(path + "-shm")
 	v.SidecarsGone = errors.Is(werr, os.ErrNotExist) && errors.Is(serr, os.ErrNotExist)
 	if want == ToDelete && !v.SidecarsGone {
-		return ck, v, fmt.Errorf("%s: -wal or -shm still exists after the conversion", path)
+		return fmt.Errorf("%s: -wal or -shm still exists after the conversion", path)
 	}
-	return ck, v, nil
+	return nil
 }
 
 // countWhileCheckpointing counts every table's rows in one read
@@ -340,22 +410,6 @@ func countIn(ctx context.Context, conn *sql.Conn) ([]TableCount, error) {
 		out = append(out, TableCount{Table: n, Before: c})
 	}
 	return out, nil
-}
-
-// missingCollation reports whether err is SQLite's "no such collation
-// sequence: NAME", and NAME.
-func missingCollation(err error) (string, bool) {
-	if err == nil {
-		return "", false
-	}
-	_, name, ok := strings.Cut(err.Error(), "no such collation sequence: ")
-	if !ok {
-		return "", false
-	}
-	if i := strings.IndexAny(name, " ("); i > 0 {
-		name = name[:i]
-	}
-	return name, true
 }
 
 // integrity runs PRAGMA quick_check or integrity_check and returns its rows

@@ -39,6 +39,14 @@ type Conversion struct {
 	At time.Time `json:"at"`
 	// Backup is the backup directory, when one was made.
 	Backup string `json:"backup,omitempty"`
+	// Verified is what the verification could not check (such as
+	// "quick_check not run: ..."); empty when everything was checked.
+	Verified string `json:"verified,omitempty"`
+	// Failed is why an attempt that made Backup failed; the database may
+	// still be in its old mode. Such an entry is no conversion
+	// (ConvertedToDelete skips it), but while Backup exists the entrypoint
+	// does not try again (see Policy).
+	Failed string `json:"failed,omitempty"`
 }
 
 // ParseState decodes a state file.
@@ -88,6 +96,9 @@ func (s State) ConvertedToDelete() []string {
 	last := map[string]string{}
 	var order []string
 	for _, c := range s.Conversions {
+		if c.Failed != "" {
+			continue
+		}
 		if _, ok := last[c.Path]; !ok {
 			order = append(order, c.Path)
 		}

@@ -22,6 +22,9 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(testdb.AppEnv) != "" {
+		os.Exit(testdb.AppMain()) // the application run execs (run_convert_test.go)
+	}
 	dir, err := os.MkdirTemp("", "preflight-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -10,6 +10,9 @@
 // through the mount (F_GETLK there reports F_UNLCK), while data written on
 // either side is: the same split as a host file shared into a VM.
 //
+// MountDirectIO opens every file with direct I/O and no passthrough, as
+// mergerfs does with cache.files=off: a shared mmap there is refused.
+//
 // Mounting needs Linux, root (or CAP_SYS_ADMIN) and /dev/fuse; go-fuse
 // calls mount(2) itself (DirectMount), so fusermount is not needed.
 package fuseloop

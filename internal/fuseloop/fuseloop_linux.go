@@ -1,6 +1,7 @@
 package fuseloop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"syscall"
@@ -24,19 +25,67 @@ import (
 // disconnected ("Transport endpoint is not connected") until `umount` is
 // run on it.
 func Mount(backingDir, mountpoint, name string) (unmount func() error, err error) {
-	if name == "" {
-		return nil, errors.New("mount fuse loopback: empty name")
-	}
 	root, err := fs.NewLoopbackRoot(backingDir)
 	if err != nil {
 		return nil, fmt.Errorf("mount fuse loopback of %s: %w", backingDir, err)
 	}
+	return mount(root, backingDir, mountpoint, name, 0)
+}
+
+// MountDirectIO is Mount with every file opened in direct I/O
+// (FOPEN_DIRECT_IO, without FUSE_DIRECT_IO_ALLOW_MMAP), as mergerfs opens
+// them with cache.files=off: reads and writes reach the backing files,
+// but the kernel refuses a shared mmap of a file on the mount
+// (mmap(MAP_SHARED) fails with ENODEV), so SQLite cannot map a WAL
+// database's -shm there.
+func MountDirectIO(backingDir, mountpoint, name string) (unmount func() error, err error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(backingDir, &st); err != nil {
+		return nil, fmt.Errorf("mount fuse loopback of %s: %w", backingDir, err)
+	}
+	lr := &fs.LoopbackRoot{Path: backingDir, Dev: uint64(st.Dev),
+		NewNode: func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
+			return &directNode{fs.LoopbackNode{RootData: r}}
+		}}
+	root := lr.NewNode(lr, nil, "", &st)
+	lr.RootNode = root
+	// Without passthrough: a file backed by the host file would be mapped
+	// through to it, direct I/O or not.
+	return mount(root, backingDir, mountpoint, name, fuse.CAP_PASSTHROUGH)
+}
+
+// directNode is a loopback node whose opened and created files use direct
+// I/O.
+type directNode struct{ fs.LoopbackNode }
+
+var (
+	_ fs.NodeOpener  = (*directNode)(nil)
+	_ fs.NodeCreater = (*directNode)(nil)
+)
+
+func (n *directNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
+	return fh, fl | fuse.FOPEN_DIRECT_IO, errno
+}
+
+func (n *directNode) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	in, fh, fl, errno := n.LoopbackNode.Create(ctx, name, flags, mode, out)
+	return in, fh, fl | fuse.FOPEN_DIRECT_IO, errno
+}
+
+// mount serves root on mountpoint under name, with the FUSE capabilities
+// in disabled (fuse.CAP_*) left out of the negotiation.
+func mount(root fs.InodeEmbedder, backingDir, mountpoint, name string, disabled uint64) (unmount func() error, err error) {
+	if name == "" {
+		return nil, errors.New("mount fuse loopback: empty name")
+	}
 	server, err := fs.Mount(mountpoint, root, &fs.Options{
 		MountOptions: fuse.MountOptions{
-			Name:        name,
-			FsName:      name,
-			AllowOther:  true,
-			DirectMount: true,
+			Name:                 name,
+			FsName:               name,
+			AllowOther:           true,
+			DirectMount:          true,
+			DisabledCapabilities: disabled,
 		},
 	})
 	if err != nil {

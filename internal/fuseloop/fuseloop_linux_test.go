@@ -155,3 +155,61 @@ func TestHelperLockHolder(t *testing.T) {
 	// Hold the lock until the parent closes our stdin.
 	_, _ = bufio.NewReader(os.Stdin).ReadString(0)
 }
+
+// MountDirectIO: data crosses the mount, a shared mmap of a file on it is
+// refused (mergerfs with cache.files=off), a private one is not needed.
+func TestMountDirectIO(t *testing.T) {
+	testdb.NeedFUSE(t)
+	backing, mnt := t.TempDir(), t.TempDir()
+	unmount, err := fuseloop.MountDirectIO(backing, mnt, "mergerfs")
+	if err != nil {
+		t.Fatalf("MountDirectIO(%q, %q, mergerfs): %v", backing, mnt, err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	if fstype, _ := mountEntry(t, mnt); fstype != "fuse.mergerfs" {
+		t.Errorf("mountinfo for %s: type %q, want fuse.mergerfs", mnt, fstype)
+	}
+	p := filepath.Join(mnt, "a.shm")
+	if err := os.WriteFile(p, make([]byte, 32<<10), 0o644); err != nil {
+		t.Fatalf("write through the mount: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(backing, "a.shm")); err != nil || fi.Size() != 32<<10 {
+		t.Fatalf("backing file after a write through the mount: %v, %v", fi, err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := unix.Mmap(int(f.Fd()), 0, 32<<10, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err == nil {
+		unix.Munmap(data)
+		t.Fatalf("mmap(MAP_SHARED) of %s succeeded, want it refused (direct I/O)", p)
+	}
+	if err != unix.ENODEV {
+		t.Errorf("mmap(MAP_SHARED) through the direct I/O mount: %v, want ENODEV", err)
+	}
+
+	// The same files through the plain loopback map fine: the refusal is
+	// the direct I/O's.
+	mnt2 := t.TempDir()
+	unmount2, err := fuseloop.Mount(backing, mnt2, "mergerfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unmount2()
+	g, err := os.OpenFile(filepath.Join(mnt2, "a.shm"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	data, err = unix.Mmap(int(g.Fd()), 0, 32<<10, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatalf("mmap(MAP_SHARED) through the plain loopback: %v", err)
+	}
+	unix.Munmap(data)
+}

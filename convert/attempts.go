@@ -1,0 +1,54 @@
+package convert
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// priorRefusal is why the entrypoint policy does not convert the database
+// at path again, from its state file in dir (read once per dir into
+// states) and converted (the databases an earlier start converted to
+// DELETE): "reenabled" when it was converted and is in WAL mode again (the
+// application re-enables WAL, so converting again would not last), or
+// "failed-before" when the latest recorded attempt failed and its backup
+// is still there (each start would add another full backup). An
+// unreadable state file refuses nothing; ConvertedBefore reports it.
+func priorRefusal(path, dir string, converted []string, states map[string]State) (Refusal, bool) {
+	cp := CanonicalPath(path)
+	if slices.Contains(converted, cp) {
+		return Refusal{
+			Reason:  "reenabled",
+			Message: "converted at an earlier start and in WAL mode again: the application re-enables WAL when it opens the database, so converting again would not last",
+			Remedy:  []string{"Pin the application's journal mode to DELETE (PREFLIGHT_JOURNAL_MODE, --export-env), or move the data to a named volume."},
+		}, true
+	}
+	if dir == "" {
+		dir = filepath.Dir(path)
+	}
+	s, ok := states[dir]
+	if !ok {
+		s, _ = readStateBounded(dir, 2*time.Second)
+		states[dir] = s
+	}
+	var last *Conversion
+	for i := range s.Conversions {
+		if s.Conversions[i].Path == cp {
+			last = &s.Conversions[i]
+		}
+	}
+	if last == nil || last.Failed == "" || last.Backup == "" {
+		return Refusal{}, false
+	}
+	if _, err := os.Lstat(last.Backup); err != nil {
+		return Refusal{}, false
+	}
+	return Refusal{
+		Reason: "failed-before",
+		Message: fmt.Sprintf("the conversion at an earlier start (%s) failed after backing the database up to %s: %s; not tried again, so that each start does not add another full backup",
+			last.At.Format(time.RFC3339), last.Backup, last.Failed),
+		Remedy: []string{"Fix what the error names and convert by hand (preflight convert), or remove " + last.Backup + " to let the next start try again."},
+	}, true
+}
