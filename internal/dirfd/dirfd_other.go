@@ -55,7 +55,7 @@ func (d *Dir) Mkdir(name string, perm fs.FileMode) (*Dir, error) {
 
 // Create creates the new file name (O_EXCL).
 func (d *Dir) Create(name string, perm fs.FileMode) (*os.File, error) {
-	return os.OpenFile(d.path(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	return os.OpenFile(d.path(name), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 }
 
 // CreateTemp creates a new file named prefix and 16 random hex digits.

@@ -170,11 +170,11 @@ func (d *Dir) checkCreated(parent *Dir) error {
 	return nil
 }
 
-// Create creates the file name (O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW, mode
+// Create creates the file name (O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW, mode
 // perm before the umask). An existing entry, symlink or not, is an error
 // wrapping fs.ErrExist.
 func (d *Dir) Create(name string, perm fs.FileMode) (*os.File, error) {
-	fd, err := openat(d.fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	fd, err := openat(d.fd(), name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return nil, &fs.PathError{Op: "create", Path: d.path(name), Err: err}
 	}
