@@ -32,7 +32,7 @@ const nobody = 65534
 
 func init() {
 	if dir := os.Getenv("CONVERT_TEST_SWAP_DIR"); dir != "" {
-		err := swapLoop(dir, os.Getenv("CONVERT_TEST_SWAP_TARGET"), os.Getenv("CONVERT_TEST_SWAP_OUTER"))
+		err := swapLoop(dir, os.Getenv("CONVERT_TEST_SWAP_TARGET"), os.Getenv("CONVERT_TEST_SWAP_OUTER"), os.Getenv("CONVERT_TEST_SWAP_ON"))
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
@@ -46,9 +46,11 @@ func init() {
 // directory away (NAME.moved) and puts a symlink to target in its place.
 // With outer set it instead waits for the first file opened or created in
 // dir and swaps outer (dir itself, or one of its parents) the same way.
-// It prints "watching", then "swapped NAME" per swap, and exits when stdin
-// closes.
-func swapLoop(dir, target, outer string) error {
+// With on set, the directories created are swapped only when a file named
+// on is opened in dir (later in the copy). It prints "watching", then
+// "swapped NAME" per swap, and exits when stdin closes.
+func swapLoop(dir, target, outer, on string) error {
+	var pending []string
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
 	if err != nil {
 		return err
@@ -84,7 +86,18 @@ func swapLoop(dir, target, outer string) error {
 				}
 				fmt.Println("swapped", outer)
 				outer = "" // once
-			case outer == "" && ev.Mask&unix.IN_ISDIR != 0 && ev.Mask&unix.IN_CREATE != 0 && !strings.HasSuffix(name, ".moved"):
+			case outer == "" && on != "" && ev.Mask&unix.IN_ISDIR != 0 && ev.Mask&unix.IN_CREATE != 0 && !strings.HasSuffix(name, ".moved"):
+				pending = append(pending, name)
+			case on != "" && name == on && ev.Mask&unix.IN_OPEN != 0:
+				for _, name := range pending {
+					if err := swap(filepath.Join(dir, name), target); err != nil {
+						fmt.Println("error:", err)
+					} else {
+						fmt.Println("swapped", name)
+					}
+				}
+				pending = nil
+			case outer == "" && on == "" && ev.Mask&unix.IN_ISDIR != 0 && ev.Mask&unix.IN_CREATE != 0 && !strings.HasSuffix(name, ".moved"):
 				if err := swap(filepath.Join(dir, name), target); err != nil {
 					fmt.Println("error:", err)
 				} else {
@@ -123,7 +136,7 @@ type attacker struct {
 
 // startAttacker runs swapLoop as uid 65534 (the test binary copied where
 // that user can run it) over dir, and waits until it watches.
-func startAttacker(t *testing.T, base, dir, target, outer string) *attacker {
+func startAttacker(t *testing.T, base, dir, target, outer, on string) *attacker {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -145,7 +158,7 @@ func startAttacker(t *testing.T, base, dir, target, outer string) *attacker {
 	}
 	cmd := exec.Command(bin)
 	cmd.Dir = base
-	cmd.Env = append(os.Environ(), "CONVERT_TEST_SWAP_DIR="+dir, "CONVERT_TEST_SWAP_TARGET="+target, "CONVERT_TEST_SWAP_OUTER="+outer)
+	cmd.Env = append(os.Environ(), "CONVERT_TEST_SWAP_DIR="+dir, "CONVERT_TEST_SWAP_TARGET="+target, "CONVERT_TEST_SWAP_OUTER="+outer, "CONVERT_TEST_SWAP_ON="+on)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	cmd.Stderr = os.Stderr
 	a := &attacker{cmd: cmd}
@@ -300,21 +313,27 @@ func wantSwapOutcome(t *testing.T, d convert.Database, path, target string, befo
 
 // The data directory's owner swaps each directory convert creates there
 // for a symlink to a root-only directory while a database with a WAL of
-// 256 MiB is backed up: nothing may be created through the symlink.
+// 256 MiB is backed up: nothing may be created through the symlink. The
+// swap comes right after the directory is created, or once the copy has
+// begun (when the backup opens the -wal to read it).
 func TestConvertBackupDirSwapped(t *testing.T) {
-	base, data, target := swapLayout(t)
-	path := filepath.Join(data, "x")
-	bigWAL(t, path, 16, 256)
-	before := sums(t, path)
-	a := startAttacker(t, base, data, target, "")
-	res := run(t, opts(path))
-	swapped := a.stop(t)
-	if len(swapped) == 0 || len(res.Databases) != 1 {
-		t.Fatalf("the owner process swapped %v; result %+v", swapped, res.Databases)
+	for _, on := range []string{"", "x-wal"} {
+		t.Run("on="+on, func(t *testing.T) {
+			base, data, target := swapLayout(t)
+			path := filepath.Join(data, "x")
+			bigWAL(t, path, 16, 256)
+			before := sums(t, path)
+			a := startAttacker(t, base, data, target, "", on)
+			res := run(t, opts(path))
+			swapped := a.stop(t)
+			if len(swapped) == 0 || len(res.Databases) != 1 {
+				t.Fatalf("the owner process swapped %v; result %+v", swapped, res.Databases)
+			}
+			d := res.Databases[0]
+			t.Logf("swapped %v; convert: %s %s", swapped, d.Status, d.Error)
+			wantSwapOutcome(t, d, path, target, before)
+		})
 	}
-	d := res.Databases[0]
-	t.Logf("swapped %v; convert: %s %s", swapped, d.Status, d.Error)
-	wantSwapOutcome(t, d, path, target, before)
 }
 
 // The same over a FUSE share, through the entrypoint's --on-unsafe
@@ -338,7 +357,7 @@ func TestPolicyBackupDirSwappedFUSE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := startAttacker(t, base, mnt, target, "")
+	a := startAttacker(t, base, mnt, target, "", "")
 	res, stateErrs, err := convert.Policy(ctx, rep, check)
 	swapped := a.stop(t)
 	if err != nil || res == nil {
@@ -367,7 +386,7 @@ func TestStateFileDirSwapped(t *testing.T) {
 	if err := convert.Record(data, first); err != nil {
 		t.Fatal(err)
 	}
-	a := startAttacker(t, base, data, target, data)
+	a := startAttacker(t, base, data, target, data, "")
 	err := convert.Record(data, convert.Conversion{Path: "/data/b.db", From: "wal", To: "delete"})
 	swapped := a.stop(t)
 	if len(swapped) != 1 {
