@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
 
@@ -102,37 +103,33 @@ func backup(path, parent string, now time.Time, growth int64, progress func(done
 
 	// The copy is made in DIR.partial and renamed to DIR once every file
 	// and the directory are on disk: a backup cut short (the process
-	// killed, the machine down) never looks complete.
-	stamp := now.UTC().Format("20060102T150405Z")
-	var dir, partial string
-	for i := 1; ; i++ {
-		dir = filepath.Join(parent, filepath.Base(path)+sqlitefile.BackupDirMarker+stamp)
-		if i > 1 {
-			dir += fmt.Sprintf("-%d", i)
-		}
-		partial = dir + ".partial"
-		if _, err := os.Lstat(dir); err == nil {
-			continue
-		}
-		err := os.Mkdir(partial, 0o700)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i > 100 {
-			return nil, fmt.Errorf("create %s: %w", partial, err)
-		}
+	// killed, the machine down) never looks complete. Every entry is made
+	// relative to descriptors of parent and of DIR.partial (internal/dirfd):
+	// whoever owns the data directory cannot redirect the files by
+	// swapping DIR.partial for a symlink.
+	pd, err := dirfd.Open(parent)
+	if err != nil {
+		return nil, fmt.Errorf("open backup directory: %w", err)
 	}
-	b := &Backup{Dir: dir}
+	defer pd.Close()
+	stamp := now.UTC().Format("20060102T150405Z")
+	name, sub, err := mkBackupDir(pd, filepath.Base(path)+sqlitefile.BackupDirMarker+stamp)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	b := &Backup{Dir: filepath.Join(parent, name)}
 	ok := false
 	defer func() {
 		if !ok {
-			os.RemoveAll(partial)
+			removeBackup(pd, name+".partial", sub, b.Files)
 		}
 	}()
 	buf := make([]byte, copyBufSize)
 	var done int64
 	for _, s := range srcs {
-		n, err := copyFile(filepath.Join(dbDir, s.name), filepath.Join(partial, s.name), buf, func(n int64) {
+		b.Files = append(b.Files, BackupFile{Name: s.name})
+		n, err := copyFile(filepath.Join(dbDir, s.name), sub, s.name, buf, func(n int64) {
 			if progress != nil {
 				progress(done+n, total)
 			}
@@ -144,17 +141,13 @@ func backup(path, parent string, now time.Time, growth int64, progress func(done
 			return nil, err
 		}
 		done += n
-		b.Files = append(b.Files, BackupFile{Name: s.name, Bytes: n})
+		b.Files[len(b.Files)-1].Bytes = n
 		b.Bytes += n
 	}
-	if err := syncDir(partial); err != nil {
+	if err := sub.Sync(); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(partial, dir); err != nil {
-		return nil, fmt.Errorf("complete the backup: %w", err)
-	}
-	if err := syncDir(parent); err != nil {
-		os.RemoveAll(dir)
+	if err := completeBackup(pd, name, sub); err != nil {
 		return nil, err
 	}
 	b.Duration = time.Since(start)
@@ -162,18 +155,75 @@ func backup(path, parent string, now time.Time, growth int64, progress func(done
 	return b, nil
 }
 
-// copyFile copies src to a new file dst, fsyncs it and returns the bytes
-// copied. Both descriptors are closed before it returns.
-func copyFile(src, dst string, buf []byte, progress func(int64)) (int64, error) {
+// mkBackupDir creates base.partial (base-2.partial, ... when base or
+// base.partial exists) in pd, mode 0700, and returns the name without
+// ".partial" and the new directory, verified to be the one created (an
+// error wrapping dirfd.ErrSwapped otherwise).
+func mkBackupDir(pd *dirfd.Dir, base string) (string, *dirfd.Dir, error) {
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name += fmt.Sprintf("-%d", i)
+		}
+		if _, err := pd.Lstat(name); err == nil {
+			continue
+		}
+		sub, err := pd.Mkdir(name+".partial", 0o700)
+		if err == nil {
+			return name, sub, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 100 {
+			return "", nil, fmt.Errorf("create %s.partial: %w", filepath.Join(pd.Path, name), err)
+		}
+	}
+}
+
+// completeBackup renames name.partial to name in pd and fsyncs pd, after
+// checking that name.partial is still sub and before checking that name
+// now is: a directory moved or replaced during the copy is an error
+// wrapping dirfd.ErrSwapped, and its files stay where they were moved.
+func completeBackup(pd *dirfd.Dir, name string, sub *dirfd.Dir) error {
+	if !pd.Is(name+".partial", sub) {
+		return fmt.Errorf("complete the backup: %s.partial: %w: moved or replaced during the copy", filepath.Join(pd.Path, name), dirfd.ErrSwapped)
+	}
+	if err := pd.Rename(name+".partial", name); err != nil {
+		return fmt.Errorf("complete the backup: %w", err)
+	}
+	if !pd.Is(name, sub) {
+		return fmt.Errorf("complete the backup: %s: %w: replaced while it was renamed", filepath.Join(pd.Path, name), dirfd.ErrSwapped)
+	}
+	if err := pd.Sync(); err != nil {
+		pd.Rename(name, name+".partial")
+		return err
+	}
+	return nil
+}
+
+// removeBackup removes the files of a backup that failed, through sub,
+// and then the directory partial in pd if it still is sub.
+func removeBackup(pd *dirfd.Dir, partial string, sub *dirfd.Dir, files []BackupFile) {
+	for _, f := range files {
+		sub.Remove(f.Name)
+	}
+	if pd.Is(partial, sub) {
+		pd.RemoveDir(partial)
+	}
+}
+
+// copyFile copies src to the new file name in dir (O_EXCL, O_NOFOLLOW,
+// mode 0600), fsyncs it and returns the bytes copied. Both descriptors are
+// closed before it returns.
+func copyFile(src string, dir *dirfd.Dir, name string, buf []byte, progress func(int64)) (int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return 0, err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := dir.Create(name, 0o600)
 	if err != nil {
 		return 0, err
 	}
+	dst := out.Name()
 	var n int64
 	for {
 		r, rerr := in.Read(buf)
@@ -201,16 +251,4 @@ func copyFile(src, dst string, buf []byte, progress func(int64)) (int64, error) 
 		return n, fmt.Errorf("close %s: %w", dst, err)
 	}
 	return n, nil
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", dir, err)
-	}
-	return nil
 }

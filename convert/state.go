@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 )
 
 // StateFile is the name of the state file `preflight run --on-unsafe
@@ -66,10 +66,24 @@ const maxStateBytes = 1 << 20
 
 // ReadState reads dir's state file; a missing file is an empty State. Only
 // a regular file (not a symlink, FIFO or device: a FIFO would block the
-// entrypoint forever) of at most 1 MiB is read.
+// entrypoint forever) of at most 1 MiB is read. The file is opened
+// relative to a descriptor of dir (internal/dirfd), never by a path that
+// dir's owner could swap.
 func ReadState(dir string) (State, error) {
-	path := filepath.Join(dir, StateFile)
-	fi, err := os.Lstat(path)
+	d, err := dirfd.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{Schema: StateSchema}, nil
+	}
+	if err != nil {
+		return State{Schema: StateSchema}, err
+	}
+	defer d.Close()
+	return readState(d)
+}
+
+func readState(d *dirfd.Dir) (State, error) {
+	path := filepath.Join(d.Path, StateFile)
+	fi, err := d.Lstat(StateFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return State{Schema: StateSchema}, nil
 	}
@@ -79,14 +93,14 @@ func ReadState(dir string) (State, error) {
 	if !fi.Mode().IsRegular() {
 		return State{Schema: StateSchema}, fmt.Errorf("%s: not a regular file (%s): ignored", path, fi.Mode().Type())
 	}
+	f, fi, err := d.OpenRegular(StateFile)
+	if err != nil {
+		return State{Schema: StateSchema}, fmt.Errorf("%w: ignored", err)
+	}
+	defer f.Close()
 	if fi.Size() > maxStateBytes {
 		return State{Schema: StateSchema}, fmt.Errorf("%s: %d bytes, more than %d: ignored", path, fi.Size(), maxStateBytes)
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return State{Schema: StateSchema}, err
-	}
-	defer f.Close()
 	return ParseState(io.LimitReader(f, maxStateBytes))
 }
 
@@ -115,8 +129,15 @@ func (s State) ConvertedToDelete() []string {
 
 // Record appends cs to dir's state file, replacing it atomically (a
 // temporary file fsynced and renamed over it, then the directory fsynced).
+// Every step is relative to one descriptor of dir (internal/dirfd): the
+// temporary file is created O_EXCL|O_NOFOLLOW and renamed with renameat.
 func Record(dir string, cs ...Conversion) error {
-	s, err := ReadState(dir)
+	d, err := dirfd.Open(dir)
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	defer d.Close()
+	s, err := readState(d)
 	if err != nil {
 		s = State{Schema: StateSchema} // an unreadable state file is replaced
 	}
@@ -128,11 +149,16 @@ func Record(dir string, cs ...Conversion) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, StateFile+".tmp-*")
+	tmp, name, err := d.CreateTemp(StateFile + ".tmp-")
 	if err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
-	defer os.Remove(tmp.Name())
+	renamed := false
+	defer func() {
+		if !renamed {
+			d.Remove(name)
+		}
+	}()
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write state: %w", err)
@@ -144,8 +170,9 @@ func Record(dir string, cs ...Conversion) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, StateFile)); err != nil {
+	if err := d.Rename(name, StateFile); err != nil {
 		return fmt.Errorf("write state: %w", err)
 	}
-	return syncDir(dir)
+	renamed = true
+	return d.Sync()
 }

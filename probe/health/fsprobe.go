@@ -8,8 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 )
 
 // FSProbePrefix starts the name of every file ProbeFS creates:
@@ -75,23 +78,30 @@ func newProbeName() (string, error) {
 // and no process with that pid is alive here (kill(pid, 0) fails with
 // ESRCH; Unix only). The age rule handles pid reuse: a container's entry
 // point is often pid 1 on every start. It does not follow symlinks or
-// descend into subdirectories.
+// descend into subdirectories; each file is removed with unlinkat relative
+// to a descriptor of dir (internal/dirfd).
 //
 // It returns the paths removed and the first error from reading dir or
 // removing a file (other than the file having gone already).
 func CleanupFSProbes(dir string) (removed []string, err error) {
-	entries, err := os.ReadDir(dir)
+	d, err := dirfd.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("clean up fs probes: %w", err)
 	}
+	defer d.Close()
+	names, err := d.ReadDirNames()
+	if err != nil {
+		return nil, fmt.Errorf("clean up fs probes: %w", err)
+	}
+	sort.Strings(names)
 	var first error
-	for _, e := range entries {
-		m := reFSProbe().FindStringSubmatch(e.Name())
-		if m == nil || !e.Type().IsRegular() {
+	for _, name := range names {
+		m := reFSProbe().FindStringSubmatch(name)
+		if m == nil {
 			continue
 		}
-		fi, err := e.Info()
-		if err != nil {
+		fi, err := d.Lstat(name)
+		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
 		pid, err := strconv.Atoi(m[1])
@@ -102,14 +112,13 @@ func CleanupFSProbes(dir string) (removed []string, err error) {
 		if !stale && (pid == os.Getpid() || processAlive(pid)) {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
-		if err := os.Remove(p); err != nil {
+		if err := d.Remove(name); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && first == nil {
 				first = fmt.Errorf("clean up fs probes: %w", err)
 			}
 			continue
 		}
-		removed = append(removed, p)
+		removed = append(removed, filepath.Join(dir, name))
 	}
 	return removed, first
 }

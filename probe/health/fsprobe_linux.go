@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
-	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 )
 
 // ProbeFS tests in dir what SQLite needs from a filesystem: it creates a
-// file named FSProbePrefix+"<pid>-<random>" (O_EXCL, mode 0600), truncates
+// file named FSProbePrefix+"<pid>-<random>" (O_EXCL|O_NOFOLLOW, mode 0600,
+// relative to a descriptor of dir: internal/dirfd), truncates
 // it to FSProbeSize bytes, maps it MAP_SHARED, writes a pattern through the
 // mapping, msyncs, reads the pattern back with pread, unmaps, takes and
 // releases a POSIX write lock (F_SETLK) on byte 0, and removes the file.
@@ -32,15 +33,20 @@ func ProbeFS(dir string) (res FSResult) {
 		res.CreateErr = fmt.Sprintf("name probe file: %v", err)
 		return res
 	}
-	path := filepath.Join(dir, name)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, 0o600)
+	d, err := dirfd.Open(dir)
+	if err != nil {
+		res.CreateErr = err.Error()
+		return res
+	}
+	defer d.Close()
+	f, err := d.Create(name, 0o600)
 	if err != nil {
 		res.CreateErr = err.Error()
 		return res
 	}
 	defer func() {
 		f.Close()
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			res.RemoveErr = err.Error()
 		}
 	}()

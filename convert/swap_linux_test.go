@@ -1,0 +1,406 @@
+package convert_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/convert"
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+)
+
+// nobody is the uid and gid of the data directory's owner in the swap
+// tests: another user than the root that converts.
+const nobody = 65534
+
+func init() {
+	if dir := os.Getenv("CONVERT_TEST_SWAP_DIR"); dir != "" {
+		err := swapLoop(dir, os.Getenv("CONVERT_TEST_SWAP_TARGET"), os.Getenv("CONVERT_TEST_SWAP_OUTER"), os.Getenv("CONVERT_TEST_SWAP_ON"))
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+}
+
+// swapLoop is the body of the data directory owner's process: it watches
+// dir with inotify and, for each directory created in it, renames that
+// directory away (NAME.moved) and puts a symlink to target in its place.
+// With outer set it instead waits for the first file opened or created in
+// dir and swaps outer (dir itself, or one of its parents) the same way.
+// With on set, the directories created are swapped only when a file named
+// on is opened in dir (later in the copy). It prints "watching", then
+// "swapped NAME" per swap, and exits when stdin closes.
+func swapLoop(dir, target, outer, on string) error {
+	var pending []string
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_OPEN); err != nil {
+		return err
+	}
+	fmt.Println("watching")
+	var mu sync.Mutex // held during a swap: stdin closing waits for it
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		mu.Lock()
+		os.Exit(0)
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			mu.Lock()
+			switch {
+			case outer != "" && name != "":
+				if err := swap(outer, target); err != nil {
+					fmt.Println("error:", err)
+				}
+				fmt.Println("swapped", outer)
+				outer = "" // once
+			case outer == "" && on != "" && ev.Mask&unix.IN_ISDIR != 0 && ev.Mask&unix.IN_CREATE != 0 && !strings.HasSuffix(name, ".moved"):
+				pending = append(pending, name)
+			case on != "" && name == on && ev.Mask&unix.IN_OPEN != 0:
+				for _, name := range pending {
+					if err := swap(filepath.Join(dir, name), target); err != nil {
+						fmt.Println("error:", err)
+					} else {
+						fmt.Println("swapped", name)
+					}
+				}
+				pending = nil
+			case outer == "" && on == "" && ev.Mask&unix.IN_ISDIR != 0 && ev.Mask&unix.IN_CREATE != 0 && !strings.HasSuffix(name, ".moved"):
+				if err := swap(filepath.Join(dir, name), target); err != nil {
+					fmt.Println("error:", err)
+				} else {
+					fmt.Println("swapped", name)
+				}
+			}
+			mu.Unlock()
+		}
+	}
+}
+
+// swap puts a symlink to target at p and p's directory at p.moved, in one
+// step (renameat2 RENAME_EXCHANGE) where the filesystem can, so that no
+// one sees p missing in between.
+func swap(p, target string) error {
+	if err := os.Symlink(target, p+".moved"); err != nil {
+		return err
+	}
+	err := unix.Renameat2(unix.AT_FDCWD, p+".moved", unix.AT_FDCWD, p, unix.RENAME_EXCHANGE)
+	if err == nil {
+		return nil
+	}
+	os.Remove(p + ".moved")
+	if err := os.Rename(p, p+".moved"); err != nil {
+		return err
+	}
+	return os.Symlink(target, p)
+}
+
+// attacker is the data directory owner's process of a swap test.
+type attacker struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// startAttacker runs swapLoop as uid 65534 (the test binary copied where
+// that user can run it) over dir, and waits until it watches.
+func startAttacker(t *testing.T, base, dir, target, outer, on string) *attacker {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "owner.test")
+	src, err := os.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(dst, src)
+	src.Close()
+	if cerr := dst.Close(); err != nil || cerr != nil {
+		t.Fatalf("copy the test binary: %v %v", err, cerr)
+	}
+	cmd := exec.Command(bin)
+	cmd.Dir = base
+	cmd.Env = append(os.Environ(), "CONVERT_TEST_SWAP_DIR="+dir, "CONVERT_TEST_SWAP_TARGET="+target, "CONVERT_TEST_SWAP_OUTER="+outer, "CONVERT_TEST_SWAP_ON="+on)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	cmd.Stderr = os.Stderr
+	a := &attacker{cmd: cmd}
+	if a.in, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.out = bufio.NewReader(stdout)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.in.Close(); cmd.Wait() })
+	if line, err := a.out.ReadString('\n'); err != nil || line != "watching\n" {
+		t.Fatalf("owner process: %q, %v", line, err)
+	}
+	return a
+}
+
+// stop ends the process and returns what it swapped.
+func (a *attacker) stop(t *testing.T) []string {
+	t.Helper()
+	a.in.Close()
+	var swapped []string
+	for {
+		line, err := a.out.ReadString('\n')
+		if s, ok := strings.CutPrefix(strings.TrimSpace(line), "swapped "); ok {
+			swapped = append(swapped, s)
+		} else if line != "" {
+			t.Logf("owner process: %s", strings.TrimSpace(line))
+		}
+		if err != nil {
+			break
+		}
+	}
+	a.cmd.Wait()
+	return swapped
+}
+
+// swapLayout makes, under a fresh directory others can search: data,
+// owned by uid 65534 (the application's user), and target, root's alone
+// (mode 0700), where nothing may appear.
+func swapLayout(t *testing.T) (base, data, target string) {
+	t.Helper()
+	requireRoot(t)
+	base, err := os.MkdirTemp("", "preflight-priv-swap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	data, target = filepath.Join(base, "data"), filepath.Join(base, "target")
+	for _, err := range []error{os.Chmod(base, 0o755), os.Mkdir(data, 0o755), os.Chown(data, nobody, nobody), os.Mkdir(target, 0o700)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base, data, target
+}
+
+// bigWAL makes path a WAL database of about mainMiB MiB in the database
+// file and walMiB MiB more only in its -wal, as a crash leaves them.
+func bigWAL(t *testing.T, path string, mainMiB, walMiB int) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src.db")
+	db, err := sql.Open("sqlite", testdb.DSN(src, "_pragma=journal_mode(WAL)", "_pragma=wal_autocheckpoint(0)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	fill := func(mib int) {
+		mustExec(t, db, fmt.Sprintf(`with recursive c(x) as (select 1 union all select x+1 from c where x<%d) insert into b(v) select randomblob(4000) from c`, mib*256))
+	}
+	mustExec(t, db, `create table b(id integer primary key, v blob)`)
+	fill(mainMiB)
+	mustExec(t, db, `pragma wal_checkpoint(truncate)`)
+	fill(walMiB)
+	for _, s := range []string{"", "-wal"} {
+		in, err := os.Open(src + s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.Create(path + s)
+		if err == nil {
+			_, err = io.Copy(out, in)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+		}
+		in.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(path+s, nobody, nobody)
+	}
+}
+
+// sums returns the SHA-256 of path, -wal and -journal ("" when absent).
+func sums(t *testing.T, path string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, s := range []string{"", "-wal", "-journal"} {
+		f, err := os.Open(path + s)
+		if err != nil {
+			m[s] = ""
+			continue
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[s] = hex.EncodeToString(h.Sum(nil))
+	}
+	return m
+}
+
+// wantSwapOutcome checks a conversion that ran while the data directory's
+// owner swapped its directories: nothing in target, and either a refusal
+// that says a directory changed with the database as it was, or a
+// conversion whose backup is a real directory holding the files as they
+// were.
+func wantSwapOutcome(t *testing.T, d convert.Database, path, target string, before map[string]string) {
+	t.Helper()
+	if ents, err := os.ReadDir(target); err != nil || len(ents) != 0 {
+		t.Errorf("the root-only directory holds %v (%v), want nothing", ents, err)
+	}
+	switch d.Status {
+	case convert.StatusFailed:
+		if !strings.Contains(d.Error, dirfd.ErrSwapped.Error()) || !strings.Contains(d.Error, "not touched") {
+			t.Errorf("error %q, want that a directory changed and the database was not touched", d.Error)
+		}
+		if got := sums(t, path); fmt.Sprint(got) != fmt.Sprint(before) {
+			t.Errorf("database changed after a refusal: %v, want %v", got, before)
+		}
+	case convert.StatusConverted:
+		fi, err := os.Lstat(d.Backup.Dir)
+		if err != nil || !fi.IsDir() {
+			t.Fatalf("backup %s: %v, %v; want a directory", d.Backup.Dir, fi, err)
+		}
+		got := sums(t, filepath.Join(d.Backup.Dir, filepath.Base(path)))
+		if got[""] != before[""] || got["-wal"] != before["-wal"] {
+			t.Errorf("backup %v, want the files as they were %v", got, before)
+		}
+	default:
+		t.Errorf("status %q (%s, %+v), want failed or converted", d.Status, d.Error, d.Refusals)
+	}
+}
+
+// The data directory's owner swaps each directory convert creates there
+// for a symlink to a root-only directory while a database with a WAL of
+// 256 MiB is backed up: nothing may be created through the symlink. The
+// swap comes right after the directory is created, or once the copy has
+// begun (when the backup opens the -wal to read it).
+func TestConvertBackupDirSwapped(t *testing.T) {
+	for _, on := range []string{"", "x-wal"} {
+		t.Run("on="+on, func(t *testing.T) {
+			base, data, target := swapLayout(t)
+			path := filepath.Join(data, "x")
+			bigWAL(t, path, 16, 256)
+			before := sums(t, path)
+			a := startAttacker(t, base, data, target, "", on)
+			res := run(t, opts(path))
+			swapped := a.stop(t)
+			if len(swapped) == 0 || len(res.Databases) != 1 {
+				t.Fatalf("the owner process swapped %v; result %+v", swapped, res.Databases)
+			}
+			d := res.Databases[0]
+			t.Logf("swapped %v; convert: %s %s", swapped, d.Status, d.Error)
+			wantSwapOutcome(t, d, path, target, before)
+		})
+	}
+}
+
+// The same over a FUSE share, through the entrypoint's --on-unsafe
+// convert policy.
+func TestPolicyBackupDirSwappedFUSE(t *testing.T) {
+	base, _, target := swapLayout(t)
+	backing, mnt := grpcfuse(t)
+	// The owner reaches the mountpoint; the backing directory is its.
+	if err := os.Chmod(filepath.Dir(mnt), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(backing, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(mnt, "x")
+	bigWAL(t, filepath.Join(backing, "x"), 8, 64)
+	before := sums(t, path)
+	check := preflight.Options{Paths: []string{mnt}, Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}}}
+	ctx := context.Background()
+	rep, err := preflight.Check(ctx, check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startAttacker(t, base, mnt, target, "", "")
+	res, stateErrs, err := convert.Policy(ctx, rep, check)
+	swapped := a.stop(t)
+	if err != nil || res == nil {
+		t.Fatalf("Policy: %v, %v (findings %v)", res, err, rep.Findings)
+	}
+	if len(swapped) == 0 || len(res.Databases) != 1 {
+		t.Fatalf("the owner process swapped %v; result %+v", swapped, res.Databases)
+	}
+	d := res.Databases[0]
+	t.Logf("swapped %v; convert: %s %s; state errors %v", swapped, d.Status, d.Error, stateErrs)
+	wantSwapOutcome(t, d, path, target, before)
+}
+
+// The state file: the owner of the directory above the data directory
+// swaps the data directory for a symlink as soon as Record opens or
+// creates a file in it. The record lands in the data directory Record
+// opened, or Record fails; nothing appears in the root-only directory.
+func TestStateFileDirSwapped(t *testing.T) {
+	base, owned, target := swapLayout(t)
+	data := filepath.Join(owned, "app")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(data, nobody, nobody)
+	first := convert.Conversion{Path: "/data/a.db", From: "wal", To: "delete"}
+	if err := convert.Record(data, first); err != nil {
+		t.Fatal(err)
+	}
+	a := startAttacker(t, base, data, target, data, "")
+	err := convert.Record(data, convert.Conversion{Path: "/data/b.db", From: "wal", To: "delete"})
+	swapped := a.stop(t)
+	if len(swapped) != 1 {
+		t.Fatalf("the owner process swapped %v, want the data directory", swapped)
+	}
+	if ents, rerr := os.ReadDir(target); rerr != nil || len(ents) != 0 {
+		t.Errorf("the root-only directory holds %v (%v), want nothing", ents, rerr)
+	}
+	if err != nil {
+		t.Logf("Record: %v", err)
+		return
+	}
+	s, rerr := convert.ReadState(data + ".moved")
+	if rerr != nil || len(s.Conversions) != 2 {
+		t.Errorf("state in the directory Record opened: %+v, %v; want both conversions", s, rerr)
+	}
+}
