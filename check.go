@@ -44,6 +44,13 @@ type Options struct {
 	// MaxDepth bounds database discovery below each data directory
 	// (sqlitefile.DiscoverOptions); 0 means the default, 2.
 	MaxDepth int
+	// SniffMax and SniffTime bound, per data directory, how many files
+	// without a database name are opened to look for the SQLite header, and
+	// the time spent on them (sqlitefile.DiscoverOptions); 0 means the
+	// defaults, 2,000 files and 1 s; negative means no limit. Files named
+	// *.db, *.sqlite, *.sqlite3, *.db3 are always inspected.
+	SniffMax  int
+	SniffTime time.Duration
 	// Ignore lists finding IDs to demote to info.
 	Ignore []string
 	// Writers configures the live-writer probes.
@@ -176,20 +183,24 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	return r, nil
 }
 
-// discoverBounded runs discoverPath within twice opts.FSTimeout: a symlink
-// into, or a mount below the data directory on, a filesystem that stops
-// answering must not hang the check. The path is then reported
+// discoverBounded runs discoverPath for as long as the filesystem keeps
+// answering: a symlink into, or a mount below the data directory on, a
+// filesystem that stops answering must not hang the check, but a slow one
+// that answers every call (a big tree on a VM share) is walked to the end.
+// When no call returns within twice opts.FSTimeout the path is reported
 // unresponsive, and nothing else is read from it.
 func discoverBounded(ctx context.Context, p string, saved bool, opts Options) DataDir {
 	timeout := opts.FSTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
-	if d, ok := fsbound.Within(ctx, 2*timeout, func() DataDir { return discoverPath(ctx, p, saved, opts) }); ok {
+	if d, ok := fsbound.WhileAnswering(ctx, 2*timeout, func(pr *fsbound.Progress) DataDir {
+		return discoverPath(ctx, p, saved, opts, pr.Tick)
+	}); ok {
 		return d
 	}
 	return DataDir{Path: p, Exists: true, Databases: []Database{}, Resolved: filepath.Clean(p),
-		Unresponsive: fmt.Sprintf("looking for databases under %s did not finish within %s (a symlink or a mount below it does not answer)", p, 2*timeout)}
+		Unresponsive: fmt.Sprintf("looking for databases under %s stopped: no filesystem call there answered within %s (a symlink or a mount below it does not answer)", p, 2*timeout)}
 }
 
 // dedupe drops databases already reported under an earlier path (same
@@ -213,8 +224,9 @@ func (d *DataDir) dedupe(seen map[[2]uint64]bool) {
 // discoverPath builds the DataDir for one configured path: resolves it,
 // stats it and finds its databases, without the mount table. With saved set
 // the path belongs to the machine a saved mount table came from and nothing
-// here is read (unless opts.InspectSaved).
-func discoverPath(ctx context.Context, p string, saved bool, opts Options) DataDir {
+// here is read (unless opts.InspectSaved). tick is called after each
+// filesystem call that answered.
+func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick func()) DataDir {
 	d := DataDir{Path: p, saved: saved, Databases: []Database{}, Resolved: filepath.Clean(p)}
 	if saved && !opts.InspectSaved {
 		return d
@@ -268,15 +280,18 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options) DataD
 	if strings.Contains(p, "..") && d.Resolved != "" {
 		walk = d.Resolved
 	}
-	res, err := sqlitefile.Discover([]string{walk}, sqlitefile.DiscoverOptions{MaxDepth: opts.MaxDepth})
+	res, err := sqlitefile.Discover([]string{walk}, sqlitefile.DiscoverOptions{MaxDepth: opts.MaxDepth,
+		SniffMax: opts.SniffMax, SniffTime: opts.SniffTime, Progress: tick})
 	if err != nil {
 		d.Errors = append(d.Errors, err.Error())
 		return d
 	}
 	d.Errors = append(d.Errors, res.Errors...)
 	d.NotSearched = res.NotSearched
+	d.NotSniffed = res.NotSniffed
 	local := map[[2]uint64]bool{} // a database reached twice within this path
 	for _, db := range res.Databases {
+		tick()
 		key := [2]uint64{db.Dev, db.Ino}
 		if db.Ino != 0 {
 			if local[key] {

@@ -2,6 +2,7 @@ package preflight_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,5 +246,68 @@ func TestWALWithoutDatabase(t *testing.T) {
 	r = quickCheck(t, dir)
 	if got := ids(r); strings.Contains(got, "wal-without-database") {
 		t.Errorf("Check(empty database, -wal header only) findings = %q, want no wal-without-database", got)
+	}
+}
+
+// TestBigTreeOnShare: a data directory on a FUSE share with a database
+// beside a large cache/ tree is searched to the end and its WAL database
+// judged, however long the whole walk takes, as long as every call
+// answers; it is not reported unresponsive. The walk here (20,000 stats
+// through FUSE, no sniffing limit) takes longer than twice the 250 ms
+// timeout that bounded the whole walk before.
+func TestBigTreeOnShare(t *testing.T) {
+	testdb.NeedFUSE(t)
+	backing, mnt := share(t, "grpcfuse")
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
+	cache := filepath.Join(backing, "cache")
+	if err := os.Mkdir(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20000 {
+		if err := os.WriteFile(filepath.Join(cache, fmt.Sprintf("f%d", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	r, err := preflight.Check(context.Background(), preflight.Options{
+		Paths: []string{mnt}, FSTimeout: 250 * time.Millisecond, SniffTime: -1,
+		Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Check took %s", time.Since(start))
+	if got := ids(r); got != "wal-on-cross-vm:error" {
+		t.Errorf("Check(share with app.db and 20,000 small files, --sniff-time -1) findings = %q, want wal-on-cross-vm:error", got)
+	}
+	if d := r.DataDirs[0]; len(d.Databases) != 1 || d.NotSniffed != 0 {
+		t.Errorf("databases %d, not sniffed %d; want 1, 0", len(d.Databases), d.NotSniffed)
+	}
+}
+
+// TestSniffLimit: once the sniffing budget is spent the remaining files
+// without a database name are counted (scan-sniff-limit), and the database
+// with a database name is still judged.
+func TestSniffLimit(t *testing.T) {
+	testdb.NeedFUSE(t)
+	backing, mnt := share(t, "grpcfuse")
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
+	for i := range 30 {
+		if err := os.WriteFile(filepath.Join(backing, fmt.Sprintf("blob%02d", i)), make([]byte, 4096), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := preflight.Check(context.Background(), preflight.Options{
+		Paths: []string{mnt}, FSTimeout: time.Second, SniffMax: 10,
+		Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(r); got != "scan-sniff-limit:warn,wal-on-cross-vm:error" {
+		t.Errorf("Check(share with app.db and 30 blobs, SniffMax 10) findings = %q, want scan-sniff-limit:warn,wal-on-cross-vm:error", got)
+	}
+	if n := r.DataDirs[0].NotSniffed; n != 20 {
+		t.Errorf("NotSniffed = %d, want 20", n)
 	}
 }

@@ -155,6 +155,9 @@ type DataDir struct {
 	// NotSearched counts directories at the --max-depth limit whose
 	// contents were not searched for databases.
 	NotSearched int `json:"dirs_not_searched,omitempty"`
+	// NotSniffed counts files without a database name whose header was not
+	// read because the sniffing budget (--sniff-max, --sniff-time) ran out.
+	NotSniffed int `json:"files_not_sniffed,omitempty"`
 	// FSProbe is the --probe-fs result.
 	FSProbe *health.FSResult `json:"fs_probe,omitempty"`
 

@@ -199,6 +199,18 @@ var rules = []rule{
 		},
 	},
 	{
+		Rule: Rule{"scan-sniff-limit", LevelWarn, "the budget for reading the headers of files without a database name (--sniff-max, --sniff-time) ran out: a database with another name among the rest would go unseen"},
+		match: func(s subject) (string, Level, bool) {
+			if s.dir.NotSniffed == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%d files under %s without a database name were not opened to look for a SQLite header (--sniff-max or --sniff-time reached); every *.db, *.sqlite, *.sqlite3 and *.db3 there was checked", s.dir.NotSniffed, s.dir.Path), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Give each database a .db, .sqlite, .sqlite3 or .db3 name, give the directory that holds the databases as the data directory (not a parent with a large cache), or raise --sniff-max and --sniff-time."}
+		},
+	},
+	{
 		Rule: Rule{"unknown-fs", LevelWarn, "the data directory's filesystem could not be classified, or the mount table could not be read"},
 		match: func(s subject) (string, Level, bool) {
 			if s.dir.Mount == nil {

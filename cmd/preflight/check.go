@@ -20,6 +20,9 @@ type CheckFlags struct {
 	Ignore   []string `name:"ignore" env:"PREFLIGHT_IGNORE" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
 	MaxDepth int      `name:"max-depth" env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below a data directory to search for databases."`
 
+	SniffMax  int           `name:"sniff-max" env:"PREFLIGHT_SNIFF_MAX" default:"2000" help:"Per data directory, at most this many files without a database name (*.db, *.sqlite, *.sqlite3, *.db3) and of at least 512 bytes are opened to look for the SQLite header; -1 is no limit."`
+	SniffTime time.Duration `name:"sniff-time" env:"PREFLIGHT_SNIFF_TIME" default:"1s" help:"Per data directory, longest time spent on the sizes and headers of files without a database name; -1s is no limit."`
+
 	FSTimeout time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a data directory to answer a stat and a directory read (a stuck FUSE daemon or NFS server)."`
 	ProbeFS   bool          `name:"probe-fs" env:"PREFLIGHT_PROBE_FS" help:"Test the filesystem with a temporary file: shared mmap and POSIX locks (the only probe that writes)."`
 
@@ -45,6 +48,8 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 	opts := preflight.Options{
 		Paths:     trimAll(append(append([]string{}, paths...), dataDirs...)),
 		MaxDepth:  f.MaxDepth,
+		SniffMax:  f.SniffMax,
+		SniffTime: f.SniffTime,
 		Ignore:    f.Ignore,
 		FSTimeout: f.FSTimeout,
 		Health:    preflight.HealthOptions{ProbeFS: f.ProbeFS},
@@ -60,6 +65,9 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 	}
 	if f.MaxDepth < 1 {
 		return opts, usageError(fmt.Errorf("--max-depth %d: must be at least 1 (1 = files directly in the data directory)", f.MaxDepth))
+	}
+	if f.SniffMax == 0 || f.SniffTime == 0 {
+		return opts, usageError(fmt.Errorf("--sniff-max %d --sniff-time %s: must not be zero (negative is no limit)", f.SniffMax, f.SniffTime))
 	}
 	known := map[string]bool{}
 	for _, r := range preflight.Rules() {

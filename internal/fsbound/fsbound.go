@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +41,46 @@ func Within[T any](ctx context.Context, timeout time.Duration, fn func() T) (v T
 	case <-t.C:
 	}
 	return v, false
+}
+
+// Progress is how a long call tells WhileAnswering that the filesystem
+// still answers. Its methods are safe for concurrent use.
+type Progress struct{ last atomic.Int64 }
+
+// Tick records that a filesystem call answered just now.
+func (p *Progress) Tick() { p.last.Store(time.Now().UnixNano()) }
+
+// since is the time since the last Tick (or since the call started).
+func (p *Progress) since() time.Duration { return time.Duration(time.Now().UnixNano() - p.last.Load()) }
+
+// WhileAnswering runs fn in its own goroutine and waits for its result for
+// as long as fn keeps calling p.Tick: ok is false once idle (zero means
+// DefaultTimeout) passes without a Tick, or when ctx ends. A slow
+// filesystem that answers every call is waited for however long the whole
+// takes; one that stops answering is given up on within about idle of its
+// last answer.
+func WhileAnswering[T any](ctx context.Context, idle time.Duration, fn func(p *Progress) T) (v T, ok bool) {
+	if idle <= 0 {
+		idle = DefaultTimeout
+	}
+	p := new(Progress)
+	p.Tick()
+	ch := make(chan T, 1)
+	go func() { ch <- fn(p) }()
+	t := time.NewTicker(max(idle/8, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case v = <-ch:
+			return v, true
+		case <-ctx.Done():
+			return v, false
+		case <-t.C:
+			if p.since() > idle {
+				return v, false
+			}
+		}
+	}
 }
 
 // Responsive returns nil when p answers a stat(2) and, for a directory, a

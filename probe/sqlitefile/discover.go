@@ -3,10 +3,13 @@ package sqlitefile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 )
 
 // ErrDirMissing reports that a path given to Discover does not exist.
@@ -16,6 +19,19 @@ var ErrDirMissing = errors.New("data directory does not exist")
 // is zero or negative.
 const DefaultMaxDepth = 2
 
+// DefaultSniffMax and DefaultSniffTime are the sniffing budget Discover
+// uses when DiscoverOptions.SniffMax and SniffTime are zero.
+const (
+	DefaultSniffMax  = 2000
+	DefaultSniffTime = time.Second
+)
+
+// MinSniffSize is the smallest file, in bytes, whose header Discover reads
+// to look for a database without a database name: the smallest page size
+// (https://sqlite.org/fileformat2.html#page_size), so the smallest
+// database that holds a page.
+const MinSniffSize = 512
+
 // DiscoverOptions tunes Discover. The zero value is ready to use.
 type DiscoverOptions struct {
 	// MaxDepth bounds the walk. Files directly in a given directory are at
@@ -24,6 +40,21 @@ type DiscoverOptions struct {
 	// directories. Zero or negative means DefaultMaxDepth (2: the directory
 	// and its immediate subdirectories).
 	MaxDepth int
+	// SniffMax bounds, per element of dirs, how many files without a
+	// database name (of at least MinSniffSize bytes) Discover opens to read
+	// their header. Zero means DefaultSniffMax (2,000); negative means no limit.
+	SniffMax int
+	// SniffTime bounds, per element of dirs, how long files without a
+	// database name are looked at (the stat that gives their size, the
+	// header read): not after SniffTime from the start of that element's
+	// walk, which the directory reads count in. Zero means DefaultSniffTime
+	// (1 s); negative means no limit.
+	SniffTime time.Duration
+	// Progress, when set, is called after each filesystem call that
+	// answered (a batch of directory entries, a stat, a header read), so a
+	// caller can tell a slow filesystem from one that stopped answering.
+	// It is called from the goroutine that runs Discover.
+	Progress func()
 }
 
 // Result is what Discover found.
@@ -39,6 +70,11 @@ type Result struct {
 	// NotSearched counts directories found at the depth limit whose
 	// contents were not read: databases there were not looked for.
 	NotSearched int `json:"dirs_not_searched,omitempty"`
+	// NotSniffed counts files without a database name that were not looked
+	// at because the sniffing budget (SniffMax, SniffTime) ran out: their
+	// size and header were not read. Files with a database name are always
+	// inspected.
+	NotSniffed int `json:"files_not_sniffed,omitempty"`
 }
 
 // dbExts are the file name extensions (compared case-insensitively) that mark
@@ -56,9 +92,14 @@ var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
 //   - its name ends in .db, .sqlite, .sqlite3 or .db3 (any case); such a file
 //     is listed even when its header is not SQLite (NotSQLite) or it cannot
 //     be read (Err), or it is empty (New);
-//   - otherwise, when its first 16 bytes are the header string
-//     "SQLite format 3\x00" (an empty file or one with another header string
-//     is not listed). Every such file is opened to read those 16 bytes.
+//   - otherwise, when it is at least MinSniffSize bytes and its first 16
+//     bytes are the header string "SQLite format 3\x00" (a smaller file or
+//     one with another header string is not listed). Such files are
+//     looked at within a budget per element of dirs (opts.SniffMax files
+//     opened, and none after opts.SniffTime from the start of its walk);
+//     once it runs out, the remaining ones are counted in
+//     Result.NotSniffed without a single call on them. The walk itself
+//     goes on: every file with a database name is still inspected.
 //
 // Files whose names end in -wal, -shm or -journal are never listed or read;
 // they are reported as the sidecars of their database. Symlinks to files and
@@ -81,13 +122,28 @@ func Discover(dirs []string, opts DiscoverOptions) (Result, error) {
 		maxDepth: opts.MaxDepth,
 		files:    make(map[fileKey]bool),
 		dirs:     make(map[fileKey]int),
+		progress: opts.Progress,
 	}
 	if w.maxDepth < 1 {
 		w.maxDepth = DefaultMaxDepth
 	}
+	if w.progress == nil {
+		w.progress = func() {}
+	}
+	sniffMax, sniffTime := opts.SniffMax, opts.SniffTime
+	if sniffMax == 0 {
+		sniffMax = DefaultSniffMax
+	}
+	if sniffTime == 0 {
+		sniffTime = DefaultSniffTime
+	}
 	w.res.Databases = []Database{}
 	var errs []error
 	for _, d := range dirs {
+		w.sniffing = budget{files: sniffMax}
+		if sniffTime > 0 {
+			w.sniffing.deadline = time.Now().Add(sniffTime)
+		}
 		if err := w.root(d); err != nil {
 			errs = append(errs, err)
 		}
@@ -115,6 +171,21 @@ type walker struct {
 	dirs     map[fileKey]int  // directories already read, by depth read at
 	res      Result
 	orphans  map[string]bool // missing databases listed for their -wal
+	progress func()
+
+	// sniffing is the budget left for the current element of dirs.
+	sniffing budget
+}
+
+// budget is what is left of the sniffing budget of one element of dirs.
+type budget struct {
+	files    int       // headers that may still be read; negative: no limit
+	deadline time.Time // when looking stops; zero: no limit
+}
+
+// out reports that the budget is spent.
+func (b *budget) out() bool {
+	return b.files == 0 || !b.deadline.IsZero() && !time.Now().Before(b.deadline)
 }
 
 // root handles one element of the dirs given to Discover.
@@ -159,7 +230,7 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 		}
 		w.dirs[key] = d.depth
 
-		entries, err := os.ReadDir(d.path)
+		entries, err := w.readDir(d.path)
 		if err != nil {
 			if d.depth == 0 {
 				return err
@@ -178,7 +249,12 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 				continue
 			}
 			p := filepath.Join(d.path, name)
+			if e.Type().IsRegular() && !hasDBExt(name) {
+				w.sniff(p)
+				continue
+			}
 			fi, err := os.Stat(p) // follows symlinks
+			w.progress()
 			if err != nil {
 				// A dangling symlink with a non-database name is just not a
 				// database; anything else is worth reporting.
@@ -196,12 +272,80 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 				} else {
 					w.res.NotSearched++
 				}
+			case fi.Mode().IsRegular() && !hasDBExt(name):
+				// A symlink to a file without a database name.
+				w.sniffStat(p, fi)
 			case fi.Mode().IsRegular():
 				w.file(p, fi, false)
 			}
 		}
 	}
 	return nil
+}
+
+// readDirBatch is how many entries readDir asks for at a time.
+const readDirBatch = 1024
+
+// readDir reads the directory p in batches, calling w.progress after each,
+// and returns its entries sorted by name (with the entries read before an
+// error).
+func (w *walker) readDir(p string) ([]fs.DirEntry, error) {
+	f, err := os.Open(p)
+	w.progress()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var all []fs.DirEntry
+	for {
+		batch, err := f.ReadDir(readDirBatch)
+		w.progress()
+		all = append(all, batch...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			slices.SortFunc(all, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+			return all, err
+		}
+	}
+	slices.SortFunc(all, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return all, nil
+}
+
+// sniff looks at the regular file p, which has no database name, within
+// the sniffing budget: a stat for its size, then its header.
+func (w *walker) sniff(p string) {
+	if w.sniffing.out() {
+		w.res.NotSniffed++
+		return
+	}
+	fi, err := os.Stat(p)
+	w.progress()
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) { // removed since the directory was read
+			w.errorf(err)
+		}
+		return
+	}
+	w.sniffStat(p, fi)
+}
+
+// sniffStat reads the header of p, a regular file without a database name
+// with its stat fi, when it is large enough and the budget allows.
+func (w *walker) sniffStat(p string, fi fs.FileInfo) {
+	if fi.Size() < MinSniffSize {
+		return
+	}
+	if w.sniffing.out() {
+		w.res.NotSniffed++
+		return
+	}
+	if w.sniffing.files > 0 {
+		w.sniffing.files--
+	}
+	w.file(p, fi, false)
+	w.progress()
 }
 
 // file looks at the regular file p. explicit means p was given to Discover.

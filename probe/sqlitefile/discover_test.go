@@ -76,8 +76,8 @@ func TestDiscover(t *testing.T) {
 		"cache.sqlite-wal":     rollback, // sidecars are never read, whatever they hold
 		"cache.sqlite-shm":     make([]byte, 32768),
 		"UPPER.SQLITE3":        rollback,
-		"data.bin":             wal, // found by header string
-		"short.bin":            rollback[:50],
+		"data.bin":             wal,           // found by header string
+		"short.bin":            rollback[:50], // under MinSniffSize, no database name: not read
 		"empty.bin":            nil,
 		"empty.db3":            nil,
 		"notes.txt":            []byte("not a database\n"),
@@ -106,7 +106,6 @@ func TestDiscover(t *testing.T) {
 		{Path: "cache.sqlite", Mode: sqlitefile.JournalWAL, Sidecars: "ws"},
 		{Path: "data.bin", Mode: sqlitefile.JournalWAL},
 		{Path: "empty.db3", New: true},
-		{Path: "short.bin", NotSQLite: true, Err: true},
 		{Path: "trunc.db", NotSQLite: true, Err: true},
 	}
 	depth2 := append(depth1[:len(depth1):len(depth1)], found{Path: "sub/one.db", Mode: sqlitefile.JournalWAL})
@@ -414,5 +413,56 @@ func TestDiscoverNeverWrites(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, summarize(t, dir, res.Databases)); diff != "" {
 		t.Errorf("Discover(live WAL dir) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestDiscoverSniffBudget: files without a database name are read only
+// from MinSniffSize bytes up and only within the budget; the rest are
+// counted, and files with a database name are inspected whatever is left.
+func TestDiscoverSniffBudget(t *testing.T) {
+	wal := realDB(t, "wal")
+	dir := t.TempDir()
+	for i := range 50 {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("a%02d.tiny", i)), []byte("x")) // never counted
+	}
+	for i := range 10 {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("b%02d.blob", i)), make([]byte, sqlitefile.MinSniffSize))
+	}
+	writeFile(t, filepath.Join(dir, "c.bin"), wal) // the 11th file to sniff
+	writeFile(t, filepath.Join(dir, "z.db"), wal)
+	writeFile(t, filepath.Join(dir, "sub", "d.bin"), wal)
+	writeFile(t, filepath.Join(dir, "sub", "y.sqlite"), wal)
+
+	for _, tc := range []struct {
+		opts       sqlitefile.DiscoverOptions
+		want       []string
+		notSniffed int
+	}{
+		{sqlitefile.DiscoverOptions{SniffMax: -1, SniffTime: -1}, []string{"c.bin", "z.db", "sub/d.bin", "sub/y.sqlite"}, 0},
+		{sqlitefile.DiscoverOptions{SniffMax: 11, SniffTime: -1}, []string{"c.bin", "z.db", "sub/y.sqlite"}, 1},
+		{sqlitefile.DiscoverOptions{SniffMax: 10, SniffTime: -1}, []string{"z.db", "sub/y.sqlite"}, 2},
+		// A deadline already past: nothing without a database name is
+		// looked at, not even its size.
+		{sqlitefile.DiscoverOptions{SniffMax: -1, SniffTime: time.Nanosecond}, []string{"z.db", "sub/y.sqlite"}, 50 + 10 + 2},
+	} {
+		calls := 0
+		tc.opts.Progress = func() { calls++ }
+		res, err := sqlitefile.Discover([]string{dir}, tc.opts)
+		if err != nil {
+			t.Fatalf("Discover(%+v): %v", tc.opts, err)
+		}
+		var got []string
+		for _, f := range summarize(t, dir, res.Databases) {
+			got = append(got, f.Path)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("Discover(SniffMax %d, SniffTime %s) databases mismatch (-want +got):\n%s", tc.opts.SniffMax, tc.opts.SniffTime, diff)
+		}
+		if res.NotSniffed != tc.notSniffed {
+			t.Errorf("Discover(SniffMax %d, SniffTime %s) NotSniffed = %d, want %d", tc.opts.SniffMax, tc.opts.SniffTime, res.NotSniffed, tc.notSniffed)
+		}
+		if calls < 4 { // at least: open and read of two directories
+			t.Errorf("Discover(SniffMax %d, SniffTime %s) called Progress %d times, want at least 4", tc.opts.SniffMax, tc.opts.SniffTime, calls)
+		}
 	}
 }
