@@ -82,7 +82,8 @@ var (
 //     tmpfs, ramfs.
 //   - local: ext2, ext3, ext4, xfs, btrfs, zfs, f2fs, bcachefs, jfs,
 //     reiserfs, overlay not at "/".
-//   - unknown: everything else.
+//   - unknown: everything else, and a mount whose table line could not be
+//     read ([FSTypeUnreadable]).
 func Classify(m *mountinfo.Info) Mount {
 	out := Mount{
 		Mountpoint: m.Mountpoint,
@@ -97,6 +98,10 @@ func Classify(m *mountinfo.Info) Mount {
 	var what string // the explanation after "FSTYPE mount from SOURCE: "
 
 	switch {
+	case m.FSType == FSTypeUnreadable:
+		out.Class = ClassUnknown
+		out.Reason = "the mount table line for " + m.Mountpoint + " could not be read (longer than 1 MiB, or malformed), so the filesystem mounted there is not known"
+		return out
 	case fstype == "fakeowner":
 		out.Class, out.Platform = ClassCrossVM, "Docker Desktop"
 	case fstype == "virtiofs" || strings.HasPrefix(fstype, "virtiofs.") || fstype == "fuse.virtiofs":

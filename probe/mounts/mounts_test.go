@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,7 +109,7 @@ func TestClassifyFSTypes(t *testing.T) {
 		if got.Class != tt.class || got.Platform != tt.platform {
 			t.Errorf("Classify(%q from %q) = %v, %q, want %v, %q", tt.fstype, tt.source, got.Class, got.Platform, tt.class, tt.platform)
 		}
-		if !strings.HasPrefix(got.Reason, tt.fstype+" mount") {
+		if tt.fstype != mounts.FSTypeUnreadable && !strings.HasPrefix(got.Reason, tt.fstype+" mount") {
 			t.Errorf("Classify(%q).Reason = %q, want it to start with the fstype", tt.fstype, got.Reason)
 		}
 	}
@@ -232,6 +233,8 @@ func TestParseFormats(t *testing.T) {
 				"/dev/sdb1 /data xfs rw 0 0\n",
 			want: mounts.Table{Format: mounts.FormatMountinfo, Skipped: 4, Mounts: []*mountinfo.Info{
 				{ID: 1, Major: 8, Minor: 1, Root: "/", Mountpoint: "/", Options: "rw", FSType: "ext4", Source: "/dev/sda1", VFSOptions: "rw"},
+				// the mangled mountinfo line still names its mountpoint
+				{ID: 1, Major: 8, Minor: 1, Root: "/", Mountpoint: "/", FSType: mounts.FSTypeUnreadable},
 				{Mountpoint: "/data", FSType: "xfs", Source: "/dev/sdb1", Options: "rw"},
 			}},
 		},
@@ -281,15 +284,81 @@ func TestParseLongLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Class != mounts.ClassEphemeral || !m.NoLocks || strings.Contains(m.Options, "lowerdir") {
-		t.Errorf("Classify(%q) = %v, NoLocks %v, options %.80q; want ephemeral, NoLocks, lowerdir dropped", "/app.db", m.Class, m.NoLocks, m.Options)
+	if m.Class != mounts.ClassEphemeral || !m.NoLocks || !strings.Contains(m.Options, "upperdir=/u") || len(m.Options) < 100<<10 {
+		t.Errorf("Classify(%q) = %v, NoLocks %v, options %d bytes; want ephemeral, NoLocks, every option kept", "/app.db", m.Class, m.NoLocks, len(m.Options))
 	}
 
 	// A line over 1 MiB is skipped, not fatal.
 	huge := "/dev/sda1 / ext4 rw," + strings.Repeat("x", 2<<20) + " 0 0"
 	tab = parseString(t, huge+"\n/dev/sdb1 /data xfs rw 0 0\n")
-	if tab.Skipped != 1 || len(tab.Mounts) != 1 {
-		t.Errorf("Parse(2 MiB line) = %d mounts, %d skipped, want 1, 1", len(tab.Mounts), tab.Skipped)
+	if tab.Skipped != 1 {
+		t.Errorf("Parse(2 MiB line) skipped %d lines, want 1", tab.Skipped)
+	}
+}
+
+// TestParseLongNFSLine: an NFS line of many short options over 60 KiB is
+// read whole, so /data is network, not the "/" under it.
+func TestParseLongNFSLine(t *testing.T) {
+	var opts []string
+	for i := range 9000 {
+		opts = append(opts, "opt"+strconv.Itoa(i)+"=1")
+	}
+	nfs := "40 1 0:52 / /data rw,relatime - nfs4 srv:/export rw,vers=4.2," + strings.Join(opts, ",")
+	if len(nfs) < 70<<10 {
+		t.Fatalf("test line is only %d bytes", len(nfs))
+	}
+	tab := parseString(t, "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"+nfs+"\n")
+	m, err := tab.Classify("/data/app.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Class != mounts.ClassNetwork || tab.Skipped != 0 {
+		t.Errorf("Classify(%q) = %v (%s), %d skipped; want network, 0", "/data/app.db", m.Class, m.Reason, tab.Skipped)
+	}
+}
+
+// TestParseUnreadableLine: a line that cannot be read but shows its
+// mountpoint makes paths under it unknown, never the class of "/".
+func TestParseUnreadableLine(t *testing.T) {
+	huge := "40 1 0:52 / /data rw,relatime - nfs4 srv:/export rw," + strings.Repeat("x", 2<<20)
+	broken := "41 1 0:53 / /srv/app rw,relatime"
+	for _, tt := range []struct{ name, in, path string }{
+		{"mountinfo over 1 MiB", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" + huge + "\n", "/data/app.db"},
+		{"proc-mounts over 1 MiB", "/dev/sda1 / ext4 rw 0 0\nsrv:/x /data nfs rw," + strings.Repeat("x", 2<<20) + " 0 0\n", "/data/app.db"},
+		{"mount(8) over 1 MiB", "/dev/sda1 on / type ext4 (rw)\nsrv:/x on /data type nfs (rw," + strings.Repeat("x", 2<<20) + ")\n", "/data"},
+		{"mountinfo without a separator", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" + broken + " shared:1 x y z\n", "/srv/app/app.db"},
+	} {
+		tab := parseString(t, tt.in)
+		m, err := tab.Classify(tt.path)
+		if err != nil {
+			t.Errorf("%s: Classify(%q) error: %v", tt.name, tt.path, err)
+			continue
+		}
+		if m.Class != mounts.ClassUnknown || tab.Skipped != 1 || !strings.Contains(m.Reason, "could not be read") {
+			t.Errorf("%s: Classify(%q) = %v (%s), %d skipped; want unknown from the unreadable line, 1 skipped", tt.name, tt.path, m.Class, m.Reason, tab.Skipped)
+		}
+		if m, _ := tab.Classify("/other"); m.Class != mounts.ClassLocal {
+			t.Errorf("%s: Classify(%q) = %v, want local (the / line)", tt.name, "/other", m.Class)
+		}
+	}
+}
+
+// TestEscapedDotDot: a mountpoint written "\056\056" is a directory named
+// "..", which holds nothing a clean path can name; it must not become
+// the parent directory.
+func TestEscapedDotDot(t *testing.T) {
+	for _, in := range []string{
+		"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n2 1 0:40 / /data rw - ext4 /dev/sdb1 rw\n3 1 0:52 / /data/\\056\\056 rw - nfs4 srv:/x rw\n",
+		"/dev/sda1 / ext4 rw 0 0\n/dev/sdb1 /data ext4 rw 0 0\nsrv:/x /data/sub/\\056\\056 nfs rw 0 0\n",
+		"/dev/sda1 / ext4 rw 0 0\nsrv:/x /\\056 nfs rw 0 0\n",
+	} {
+		tab := parseString(t, in)
+		for _, p := range []string{"/", "/data", "/data/app.db"} {
+			m, err := tab.Classify(p)
+			if err != nil || m.Class != mounts.ClassLocal {
+				t.Errorf("Parse(%q).Classify(%q) = %v (%s), %v; want local", in, p, m.Class, m.Reason, err)
+			}
+		}
 	}
 }
 
