@@ -81,7 +81,9 @@ var (
 //   - ephemeral: overlay mounted at "/" (a container's writable layer),
 //     tmpfs, ramfs.
 //   - local: ext2, ext3, ext4, xfs, btrfs, zfs, f2fs, bcachefs, jfs,
-//     reiserfs, overlay not at "/".
+//     reiserfs.
+//   - overlay not at "/": unknown here; [Table.ClassifyMount] classifies
+//     it by the mount that holds its upper directory.
 //   - unknown: everything else, and a mount whose table line could not be
 //     read ([FSTypeUnreadable]).
 func Classify(m *mountinfo.Info) Mount {
@@ -162,8 +164,10 @@ func Classify(m *mountinfo.Info) Mount {
 		out.Class = ClassEphemeral
 		what = "the container's writable layer; locks and shared memory work, but the data goes when the container is removed"
 	case fstype == "overlay":
-		out.Class = ClassLocal
-		what = "an overlay filesystem in this kernel (not a container's root); locks and shared memory work"
+		// As safe as the filesystem under its upper directory, which only
+		// the table shows (Table.ClassifyMount).
+		out.Class = ClassUnknown
+		what = "an overlay filesystem (not a container's root), as safe for WAL as the filesystem under its upper directory, which is not known here"
 	case fstype == "tmpfs" || fstype == "ramfs":
 		out.Class = ClassEphemeral
 		what = "memory-backed; locks and shared memory work, but the data goes at unmount or reboot"

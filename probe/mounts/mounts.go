@@ -258,13 +258,13 @@ func (t *Table) Find(p string) (*mountinfo.Info, error) {
 }
 
 // Classify finds the mount that holds p (see [Table.Find]) and classifies it
-// (see [Classify]). Errors are those of Find.
+// (see [Table.ClassifyMount]). Errors are those of Find.
 func (t *Table) Classify(p string) (Mount, error) {
 	m, err := t.Find(p)
 	if err != nil {
 		return Mount{}, err
 	}
-	return Classify(m), nil
+	return t.ClassifyMount(m), nil
 }
 
 // relevant reports whether a mount at the raw (escaped) mountpoint holds

@@ -86,7 +86,7 @@ func TestClassifyFSTypes(t *testing.T) {
 		{"fuse.litefs", "litefs", "rw", "/litefs", mounts.ClassLocal, ""},
 		{"fuse", "litefs", "rw", "/litefs", mounts.ClassLocal, ""},
 		{"overlay", "overlay", "rw,lowerdir=/a", "/", mounts.ClassEphemeral, ""},
-		{"overlay", "overlay", "rw,lowerdir=/a", "/var/lib/docker/overlay2/x/merged", mounts.ClassLocal, ""},
+		{"overlay", "overlay", "rw,lowerdir=/a", "/var/lib/docker/overlay2/x/merged", mounts.ClassUnknown, ""}, // alone: its upper directory is not known
 		{"tmpfs", "tmpfs", "rw", "/tmp", mounts.ClassEphemeral, ""},
 		{"ramfs", "ramfs", "rw", "/mnt/ram", mounts.ClassEphemeral, ""},
 		{"ext2", "/dev/sda1", "rw", "/boot", mounts.ClassLocal, ""},
@@ -485,5 +485,63 @@ func TestResolvePath(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("ResolvePath(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestOverlayUpperDir: an overlay not at "/" is classified by the mount
+// that holds its upper directory (Docker Desktop for Mac: an overlay whose
+// upperdir is on the virtiofs share), and is unknown, never local, when
+// the table does not show that mount.
+func TestOverlayUpperDir(t *testing.T) {
+	const root = "1 0 0:30 / / rw - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/A,upperdir=/var/lib/docker/overlay2/abc/diff,workdir=/var/lib/docker/overlay2/abc/work\n"
+	tests := []struct {
+		name, table string
+		class       mounts.Class
+		platform    string
+	}{
+		{"upper on a virtiofs share", root +
+			"50 1 0:60 / /mnt/host rw,relatime - virtiofs virtiofs0 rw\n" +
+			"60 1 0:70 / /data rw,relatime - overlay overlay rw,lowerdir=/srv/lower,upperdir=/mnt/host/Users/me/openclaw/upper,workdir=/mnt/host/Users/me/openclaw/work\n",
+			mounts.ClassCrossVM, "Docker Desktop"},
+		{"upper on fakeowner, escaped", root +
+			"50 1 0:60 /Users /Users rw - fakeowner /run/host_mark/Users rw,fakeowner\n" +
+			"60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/Users/me/my\\040app/upper,workdir=/Users/me/w\n",
+			mounts.ClassCrossVM, "Docker Desktop"},
+		{"upper on NFS through a second overlay", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+			"50 1 0:60 / /nfs rw - nfs4 srv:/x rw\n" +
+			"60 1 0:70 / /o1 rw - overlay overlay rw,lowerdir=/l,upperdir=/nfs/u,workdir=/nfs/w\n" +
+			"61 1 0:71 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/o1/u,workdir=/o1/w\n",
+			mounts.ClassNetwork, ""},
+		{"upper on tmpfs", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+			"50 1 0:60 / /run rw - tmpfs tmpfs rw\n" +
+			"60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/run/u,workdir=/run/w\n",
+			mounts.ClassEphemeral, ""},
+		{"upper on the host's ext4 root", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+			"60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/u,workdir=/var/lib/w\n",
+			mounts.ClassLocal, ""},
+		{"upper only under the container's root overlay", root +
+			"60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/docker/volumes/x/upper,workdir=/var/lib/docker/volumes/x/work\n",
+			mounts.ClassUnknown, ""},
+		{"no upper directory", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+			"60 1 0:70 / /data ro - overlay overlay ro,lowerdir=/a:/b\n",
+			mounts.ClassUnknown, ""},
+		{"upper on no mount", "60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w\n",
+			mounts.ClassUnknown, ""},
+	}
+	for _, tt := range tests {
+		tab := parseString(t, tt.table)
+		m, err := tab.Classify("/data/app.db")
+		if err != nil {
+			t.Errorf("%s: Classify error: %v", tt.name, err)
+			continue
+		}
+		if m.Class != tt.class || m.Platform != tt.platform || m.FSType != "overlay" || !strings.Contains(m.Reason, "upper directory") {
+			t.Errorf("%s: Classify(%q) = %v, %q (%s); want %v, %q", tt.name, "/data/app.db", m.Class, m.Platform, m.Reason, tt.class, tt.platform)
+		}
+	}
+	// A cycle of overlays (hand-edited) ends, unknown.
+	tab := parseString(t, "60 1 0:70 / /a rw - overlay overlay rw,upperdir=/b/u\n61 1 0:71 / /b rw - overlay overlay rw,upperdir=/a/u\n")
+	if m, err := tab.Classify("/a/x"); err != nil || m.Class != mounts.ClassUnknown {
+		t.Errorf("Classify(overlay cycle) = %v, %v; want unknown", m.Class, err)
 	}
 }
