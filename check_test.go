@@ -299,3 +299,29 @@ func TestCheckNewDatabaseFile(t *testing.T) {
 		t.Errorf("findings = %v, want only %s", ids, want)
 	}
 }
+
+// TestCheckOverlayOnVirtiofs: on Docker Desktop for Mac a data directory
+// on an overlay mount whose upper directory lies on the virtiofs share is
+// judged by the share, not called local.
+func TestCheckOverlayOnVirtiofs(t *testing.T) {
+	dir := t.TempDir()
+	testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 1)
+	table, err := mounts.Parse(strings.NewReader(
+		"1 0 0:30 / / rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/docker/overlay2/a/diff,workdir=/var/lib/docker/overlay2/a/work\n" +
+			"50 1 0:60 / /mnt/host rw,relatime - virtiofs virtiofs0 rw\n" +
+			"60 1 0:70 / " + dir + " rw,relatime - overlay overlay rw,lowerdir=/l2,upperdir=/mnt/host/Users/me/openclaw/upper,workdir=/mnt/host/Users/me/openclaw/work\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir}, MountTable: table, MountTableSource: "test", InspectSaved: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.ID)
+	}
+	if diff := cmp.Diff([]string{"wal-on-cross-vm"}, ids); diff != "" || r.FSClass != mounts.ClassCrossVM || r.JournalMode != "delete" {
+		t.Errorf("Check(overlay over virtiofs) findings (-want +got):\n%s\nclass %s, journal mode %s; want cross-vm, delete", diff, r.FSClass, r.JournalMode)
+	}
+}
