@@ -244,6 +244,10 @@ func TestRulesOverCapturedFilesystems(t *testing.T) {
 		{"rollback on cross-vm", delDir, "virtiofs", "mount0", "rw", nil, "", preflight.VerdictOK, "delete"},
 		{"empty dir on cross-vm", emptyDir, "virtiofs", "mac", "rw", nil, "new-db-on-unsafe-fs:info", preflight.VerdictOK, "delete"},
 		{"unknown fs", walDir, "weirdfs", "x", "rw", nil, "unknown-fs:warn", preflight.VerdictWarn, "delete"},
+		// gVisor's gofer mount, options as captured (probe/mounts/testdata/gvisor-runsc-mountinfo.txt).
+		{"wal in a gvisor sandbox", walDir, "9p", "none", "rw,trans=fd,rfdno=7,wfdno=7,aname=/,dfltuid=4294967294,dfltgid=4294967294,dcache=1000,cache=remote_revalidating,disable_fifo_open,directfs", nil, "wal-on-sandbox-fs:warn", preflight.VerdictWarn, "wal"},
+		{"rollback in a gvisor sandbox", delDir, "9p", "none", "rw,trans=fd,rfdno=7,wfdno=7,aname=/,dcache=1000,cache=remote_revalidating,disable_fifo_open,directfs", nil, "", preflight.VerdictOK, "wal"},
+		{"wal on linux 9p over an fd", walDir, "9p", "127.0.0.1", "rw,trans=fd,rfdno=5,wfdno=5,version=9p2000.L,msize=65536", nil, "wal-on-cross-vm:error", preflight.VerdictUnsafe, "delete"},
 		{"unsafe, ignored", walDir, "nfs", "srv:/x", "rw", []string{"wal-on-network-fs"}, "wal-on-network-fs:info", preflight.VerdictOK, "delete"},
 	}
 	for _, tt := range tests {

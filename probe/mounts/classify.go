@@ -66,7 +66,11 @@ var (
 // source, options and mountpoint as hints. It is pure: it reads nothing
 // but m.
 //
-//   - cross-vm: virtiofs and virtiofs.*, fuse.virtiofs, 9p, fakeowner,
+//   - sandbox: 9p with gVisor's gofer options (trans=fd with any of
+//     disable_fifo_open, overlayfs_stale_read, directfs, dcache=,
+//     cache=remote_revalidating, which Linux's v9fs does not have),
+//     except at "/", where it is the sandbox's root: ephemeral.
+//   - cross-vm: virtiofs and virtiofs.*, fuse.virtiofs, other 9p, fakeowner,
 //     fuse.grpcfuse, osxfs, fuse.osxfs, vboxsf, vmhgfs, fuse.vmhgfs-fuse,
 //     prl_fs, fuse.prl_fsd, drvfs, and fuse.sshfs whose source starts
 //     with ':' (Lima's reverse sshfs).
@@ -115,6 +119,13 @@ func Classify(m *mountinfo.Info) Mount {
 		out.Platform = virtiofsPlatform(tag)
 		if out.Platform == "" && tag != src {
 			out.Platform = virtiofsPlatform(src)
+		}
+	case fstype == "9p" && gvisorGofer(out.Options):
+		out.Class, out.Platform = ClassSandbox, "gVisor"
+		what = "gVisor's gofer mount of a host directory (gVisor names these 9p); the sandbox's own kernel serves every process inside it, so locks and the -shm shared memory are coherent among them, but not with the host or another sandbox that opens the same files"
+		if m.Mountpoint == "/" {
+			out.Class = ClassEphemeral
+			what = "the root filesystem of a gVisor sandbox (gVisor names it 9p): the container's own files, whose changes go when the container is removed"
 		}
 	case fstype == "9p":
 		out.Class = ClassCrossVM
@@ -282,4 +293,22 @@ func joinOptions(a, b string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// gvisorGofer reports whether 9p mount options are gVisor's gofer options
+// (runsc's sentry mounts host directories with trans=fd and options of
+// its own; Linux's v9fs has trans=fd but none of those).
+func gvisorGofer(opts string) bool {
+	if !hasOption(opts, "trans=fd") {
+		return false
+	}
+	if hasOption(opts, "disable_fifo_open", "overlayfs_stale_read", "directfs", "cache=remote_revalidating") {
+		return true
+	}
+	for o := range strings.SplitSeq(opts, ",") {
+		if strings.HasPrefix(o, "dcache=") {
+			return true
+		}
+	}
+	return false
 }

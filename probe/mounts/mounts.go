@@ -58,6 +58,12 @@ const (
 	ClassLocal Class = "local"
 	// ClassUnknown is a filesystem type not in the classification table.
 	ClassUnknown Class = "unknown"
+	// ClassSandbox is a gVisor (runsc) gofer mount: the sandbox's own
+	// kernel (the sentry) serves every process inside it, so locks and
+	// the -shm shared memory are coherent among them, but not with
+	// processes on the host or in another sandbox that open the same
+	// files. gVisor shows these mounts as fstype 9p.
+	ClassSandbox Class = "sandbox"
 )
 
 // Format is the format of a saved mount table.

@@ -44,6 +44,9 @@ func TestClassifyFSTypes(t *testing.T) {
 		{"virtiofs.virtiofs0", "/run/host_virtiofs/Users", "rw", "/run/host_mark/Users", mounts.ClassCrossVM, "Docker Desktop"},
 		{"9p", "drvfs", "rw,aname=drvfs;path=C:\\;uid=0;gid=0;metadata,mmap,trans=virtio", "/mnt/c", mounts.ClassCrossVM, "WSL2 drive"},
 		{"9p", "share", "rw,access=client,trans=virtio", "/mnt/share", mounts.ClassCrossVM, ""},
+		{"9p", "none", "rw,trans=fd,rfdno=7,wfdno=7,aname=/,dfltuid=4294967294,dfltgid=4294967294,dcache=1000,cache=remote_revalidating,disable_fifo_open,directfs", "/home/node", mounts.ClassSandbox, "gVisor"},
+		{"9p", "none", "rw,trans=fd,rfdno=3,wfdno=3,aname=/,dcache=1000,cache=fscache,disable_fifo_open,overlayfs_stale_read,directfs", "/", mounts.ClassEphemeral, "gVisor"},
+		{"9p", "127.0.0.1", "rw,trans=fd,rfdno=5,wfdno=5,version=9p2000.L,msize=65536", "/tmp/cpu", mounts.ClassCrossVM, ""}, // Linux v9fs over an fd
 		{"fakeowner", "/run/host_mark/Users", "rw,fakeowner", "/app", mounts.ClassCrossVM, "Docker Desktop"},
 		{"fuse.grpcfuse", "grpcfuse", "rw", "/app", mounts.ClassCrossVM, "Docker Desktop"},
 		{"osxfs", "osxfs", "rw", "/app", mounts.ClassCrossVM, "Docker Desktop"},
