@@ -381,7 +381,9 @@ func lookup(table *mounts.Table, p string, saved bool) (mounts.Mount, error) {
 			if err != nil {
 				return mounts.Mount{}, err
 			}
-			return table.ClassifyMount(info), nil
+			m := table.ClassifyMount(info)
+			witness(&m, p)
+			return m, nil
 		}
 	}
 	return table.Classify(p)

@@ -218,6 +218,23 @@ var rules = []rule{
 		},
 	},
 	{
+		Rule: Rule{"fs-type-mismatch", LevelWarn, "the mount table and statfs(2) disagree about a filesystem under the data directory (the table says ext4, the superblock magic says NFS): the riskier of the two decides"},
+		match: func(s subject) (string, Level, bool) {
+			bad := statfsDisagreements(s.dir)
+			if len(bad) == 0 {
+				return "", "", false
+			}
+			var what []string
+			for _, m := range bad {
+				what = append(what, fmt.Sprintf("%s: the mount table says %s, statfs(2) says %s", m.Mountpoint, nonEmpty(m.FSType, "nothing readable"), m.Statfs))
+			}
+			return fmt.Sprintf("under %s the two witnesses of the filesystem disagree (%s); preflight judges by the riskier class (%s)", s.dir.Path, strings.Join(what, "; "), bad[0].Class), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Run preflight mounts " + shell.Quote(s.dir.Path) + " and stat -f " + shell.Quote(s.dir.Path) + " and report both: a mount table that does not match the kernel (a stale copy, a mount namespace seen from outside) cannot be trusted to call this path safe."}
+		},
+	},
+	{
 		Rule: Rule{"ephemeral-data-dir", LevelWarn, "the data directory is in the container's writable layer or in memory: its data is lost when the container is removed"},
 		match: func(s subject) (string, Level, bool) {
 			if s.dir.Mount == nil || s.dir.Mount.Class != mounts.ClassEphemeral {

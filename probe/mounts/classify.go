@@ -35,6 +35,9 @@ type Mount struct {
 	// NoLocks is set when the options say byte-range (POSIX) locks are not
 	// sent to the server: nobrl, nolock, local_lock=all or local_lock=posix.
 	NoLocks bool `json:"no_byte_range_locks,omitempty"`
+	// Statfs is what statfs(2) said about the path on this machine, when
+	// it was asked (never for a saved table): the second witness.
+	Statfs *Witness `json:"statfs,omitempty"`
 }
 
 var (

@@ -548,3 +548,62 @@ func TestOverlayUpperDir(t *testing.T) {
 		t.Errorf("Classify(overlay cycle) = %v, %v; want unknown", m.Class, err)
 	}
 }
+
+// TestCompareStatfs: the table fstype and statfs's f_type agree for the
+// same family, disagree across families, and an unknown magic agrees.
+func TestCompareStatfs(t *testing.T) {
+	for _, tt := range []struct {
+		fstype string
+		magic  uint32
+		agrees bool
+		class  mounts.Class
+	}{
+		{"ext4", 0xEF53, true, mounts.ClassLocal},
+		{"ext4", 0x6969, false, mounts.ClassNetwork},
+		{"nfs4", 0x6969, true, mounts.ClassNetwork},
+		{"fuse.grpcfuse", 0x65735546, true, mounts.ClassFUSE},
+		{"virtiofs", 0x65735546, true, mounts.ClassFUSE},
+		{"xfs", 0x65735546, false, mounts.ClassFUSE},
+		{"9p", 0x01021997, true, mounts.ClassCrossVM},
+		{"overlay", 0x794C7630, true, ""},
+		{"fakeowner", 0x12345678, true, ""},
+		{mounts.FSTypeUnreadable, 0xEF53, false, mounts.ClassLocal},
+	} {
+		w := mounts.CompareStatfs(tt.fstype, tt.magic)
+		if w.Agrees != tt.agrees || w.Class != tt.class || w.Magic != tt.magic {
+			t.Errorf("CompareStatfs(%q, %#x) = %+v, want agrees %v, class %q", tt.fstype, tt.magic, w, tt.agrees, tt.class)
+		}
+	}
+}
+
+// TestStatfsLive: statfs(2) of "/" and of every tmpfs mountpoint here
+// agrees with the live mount table.
+func TestStatfsLive(t *testing.T) {
+	tab, err := mounts.ReadSelf()
+	if errors.Is(err, mounts.ErrNotSupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, m := range tab.Mounts {
+		if m.Mountpoint != "/" && m.FSType != "tmpfs" {
+			continue
+		}
+		if got, _ := tab.Find(m.Mountpoint); got != m {
+			continue // covered by a later mount
+		}
+		magic, err := mounts.StatfsType(m.Mountpoint)
+		if err != nil {
+			continue // not reachable from here
+		}
+		if w := mounts.CompareStatfs(m.FSType, magic); !w.Agrees {
+			t.Errorf("CompareStatfs(%q, statfs(%s)) = %+v, want agreement", m.FSType, m.Mountpoint, w)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Skip("no mount to check")
+	}
+}
