@@ -339,6 +339,9 @@ func (d *DataDir) lookups() (holding, under []string) {
 	holding = []string{filepath.Dir(d.Resolved)}
 	for _, db := range d.Databases {
 		holding = append(holding, db.resolved, filepath.Dir(db.resolved))
+		for _, sfx := range sidecarSuffixes {
+			holding = append(holding, db.resolved+sfx)
+		}
 	}
 	return holding, []string{d.Resolved}
 }
@@ -379,6 +382,7 @@ func classify(d *DataDir, table *mounts.Table, tableErr string) {
 			}
 		}
 		db.SingleFileMount = db.Mount != nil && db.Mount.Mountpoint == db.resolved
+		classifySidecars(db, d.Mount, table, d.saved)
 	}
 }
 
@@ -392,7 +396,9 @@ func lookup(table *mounts.Table, p string, saved bool) (mounts.Mount, error) {
 			if err != nil {
 				return mounts.Mount{}, err
 			}
-			return mounts.Classify(info), nil
+			m := table.ClassifyMount(info)
+			witness(&m, p)
+			return m, nil
 		}
 	}
 	return table.Classify(p)

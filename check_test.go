@@ -244,6 +244,10 @@ func TestRulesOverCapturedFilesystems(t *testing.T) {
 		{"rollback on cross-vm", delDir, "virtiofs", "mount0", "rw", nil, "", preflight.VerdictOK, "delete"},
 		{"empty dir on cross-vm", emptyDir, "virtiofs", "mac", "rw", nil, "new-db-on-unsafe-fs:info", preflight.VerdictOK, "delete"},
 		{"unknown fs", walDir, "weirdfs", "x", "rw", nil, "unknown-fs:warn", preflight.VerdictWarn, "delete"},
+		// gVisor's gofer mount, options as captured (probe/mounts/testdata/gvisor-runsc-mountinfo.txt).
+		{"wal in a gvisor sandbox", walDir, "9p", "none", "rw,trans=fd,rfdno=7,wfdno=7,aname=/,dfltuid=4294967294,dfltgid=4294967294,dcache=1000,cache=remote_revalidating,disable_fifo_open,directfs", nil, "wal-on-sandbox-fs:warn", preflight.VerdictWarn, "wal"},
+		{"rollback in a gvisor sandbox", delDir, "9p", "none", "rw,trans=fd,rfdno=7,wfdno=7,aname=/,dcache=1000,cache=remote_revalidating,disable_fifo_open,directfs", nil, "", preflight.VerdictOK, "wal"},
+		{"wal on linux 9p over an fd", walDir, "9p", "127.0.0.1", "rw,trans=fd,rfdno=5,wfdno=5,version=9p2000.L,msize=65536", nil, "wal-on-cross-vm:error", preflight.VerdictUnsafe, "delete"},
 		{"unsafe, ignored", walDir, "nfs", "srv:/x", "rw", []string{"wal-on-network-fs"}, "wal-on-network-fs:info", preflight.VerdictOK, "delete"},
 	}
 	for _, tt := range tests {
@@ -297,5 +301,31 @@ func TestCheckNewDatabaseFile(t *testing.T) {
 	}
 	if want := "data-dir-missing:" + filepath.Join(dir, "nope", "app.db"); strings.Join(ids, ",") != want {
 		t.Errorf("findings = %v, want only %s", ids, want)
+	}
+}
+
+// TestCheckOverlayOnVirtiofs: on Docker Desktop for Mac a data directory
+// on an overlay mount whose upper directory lies on the virtiofs share is
+// judged by the share, not called local.
+func TestCheckOverlayOnVirtiofs(t *testing.T) {
+	dir := t.TempDir()
+	testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 1)
+	table, err := mounts.Parse(strings.NewReader(
+		"1 0 0:30 / / rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/docker/overlay2/a/diff,workdir=/var/lib/docker/overlay2/a/work\n" +
+			"50 1 0:60 / /mnt/host rw,relatime - virtiofs virtiofs0 rw\n" +
+			"60 1 0:70 / " + dir + " rw,relatime - overlay overlay rw,lowerdir=/l2,upperdir=/mnt/host/Users/me/openclaw/upper,workdir=/mnt/host/Users/me/openclaw/work\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir}, MountTable: table, MountTableSource: "test", InspectSaved: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.ID)
+	}
+	if diff := cmp.Diff([]string{"wal-on-cross-vm"}, ids); diff != "" || r.FSClass != mounts.ClassCrossVM || r.JournalMode != "delete" {
+		t.Errorf("Check(overlay over virtiofs) findings (-want +got):\n%s\nclass %s, journal mode %s; want cross-vm, delete", diff, r.FSClass, r.JournalMode)
 	}
 }

@@ -311,3 +311,40 @@ func TestSniffLimit(t *testing.T) {
 		t.Errorf("NotSniffed = %d, want 20", n)
 	}
 }
+
+// TestSidecarOnAnotherFilesystem: a file from a Docker Desktop gRPC FUSE
+// share bind-mounted over the -shm of a local WAL database: the shared
+// memory lives on the share, so the database is judged by it.
+func TestSidecarOnAnotherFilesystem(t *testing.T) {
+	testdb.NeedFUSE(t)
+	data := t.TempDir()
+	db := filepath.Join(data, "app.db")
+	testdb.Make(t, db, "wal", 2)
+	if r := quickCheck(t, data); ids(r) != "" || r.JournalMode != "wal" {
+		t.Fatalf("Check(local WAL database) findings = %q, journal mode %s; want none, wal", ids(r), r.JournalMode)
+	}
+	backing, mnt := share(t, "grpcfuse")
+	if err := os.WriteFile(filepath.Join(backing, "shm"), make([]byte, 32768), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shm := db + "-shm"
+	if err := os.WriteFile(shm, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount(filepath.Join(mnt, "shm"), shm, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount over %s: %v", shm, err)
+	}
+	t.Cleanup(func() { syscall.Unmount(shm, syscall.MNT_DETACH) })
+
+	r := quickCheck(t, data)
+	if got := ids(r); got != "wal-on-cross-vm:error" {
+		t.Errorf("Check(app.db with -shm bind-mounted from grpcfuse) findings = %q, want wal-on-cross-vm:error", got)
+	}
+	if r.Verdict != preflight.VerdictUnsafe || r.JournalMode != "delete" || r.FSClass != "cross-vm" {
+		t.Errorf("verdict %s, journal mode %s, class %s; want unsafe, delete, cross-vm", r.Verdict, r.JournalMode, r.FSClass)
+	}
+	d := r.DataDirs[0].Databases[0]
+	if m := d.SidecarMounts["-shm"]; m == nil || m.FSType != "fuse.grpcfuse" || !strings.Contains(m.Reason, "-shm") {
+		t.Errorf("SidecarMounts = %+v, want -shm on fuse.grpcfuse", d.SidecarMounts)
+	}
+}

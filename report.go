@@ -110,6 +110,11 @@ type Database struct {
 	// SingleFileMount is true when the database file is itself a
 	// mountpoint (a single-file bind mount).
 	SingleFileMount bool `json:"single_file_mount,omitempty"`
+	// SidecarMounts holds, by suffix ("-wal", "-shm", "-journal"), each
+	// sidecar that is a mount of its own (a file bind-mounted over it),
+	// classified; Mount is the riskiest of these when it is riskier than
+	// the directory's.
+	SidecarMounts map[string]*mounts.Mount `json:"sidecar_mounts,omitempty"`
 	// HeaderProblems lists problems of the parsed header (page size, size
 	// against the file, encoding, reserved bytes).
 	HeaderProblems []health.Problem `json:"header_problems,omitempty"`

@@ -88,11 +88,11 @@ func unsafeForWAL(c mounts.Class) bool {
 }
 
 // riskier orders classes for WAL: cross-vm, network, fuse, unknown,
-// ephemeral, local.
+// sandbox, ephemeral, local.
 func riskier(a, b mounts.Class) bool { return classRisk(a) > classRisk(b) }
 
 // Riskier reports whether filesystem class a is less safe for WAL than b,
-// in the order cross-vm, network, fuse, unknown, ephemeral, local.
+// in the order cross-vm, network, fuse, unknown, sandbox, ephemeral, local.
 func Riskier(a, b mounts.Class) bool { return riskier(a, b) }
 
 // WALClass is the filesystem class that decides WAL safety for db in d:
@@ -104,17 +104,21 @@ func WALClass(d *DataDir, db *Database) mounts.Class { return subject{dir: d, db
 func classRisk(c mounts.Class) int {
 	switch c {
 	case mounts.ClassCrossVM:
-		return 5
+		return 6
 	case mounts.ClassNetwork:
-		return 4
+		return 5
 	case mounts.ClassFUSE:
-		return 3
+		return 4
 	case mounts.ClassUnknown:
+		return 3
+	case mounts.ClassSandbox:
 		return 2
 	case mounts.ClassEphemeral:
 		return 1
+	case mounts.ClassLocal:
+		return 0
 	}
-	return 0
+	return classRisk(mounts.ClassUnknown) // a class this table does not know is not safe
 }
 
 func walUnsafeRemedy(s subject) []string {
@@ -226,6 +230,23 @@ var rules = []rule{
 		},
 	},
 	{
+		Rule: Rule{"fs-type-mismatch", LevelWarn, "the mount table and statfs(2) disagree about a filesystem under the data directory (the table says ext4, the superblock magic says NFS): the riskier of the two decides"},
+		match: func(s subject) (string, Level, bool) {
+			bad := statfsDisagreements(s.dir)
+			if len(bad) == 0 {
+				return "", "", false
+			}
+			var what []string
+			for _, m := range bad {
+				what = append(what, fmt.Sprintf("%s: the mount table says %s, statfs(2) says %s", m.Mountpoint, nonEmpty(m.FSType, "nothing readable"), m.Statfs))
+			}
+			return fmt.Sprintf("under %s the two witnesses of the filesystem disagree (%s); preflight judges by the riskier class (%s)", s.dir.Path, strings.Join(what, "; "), bad[0].Class), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Run preflight mounts " + shell.Quote(s.dir.Path) + " and stat -f " + shell.Quote(s.dir.Path) + " and report both: a mount table that does not match the kernel (a stale copy, a mount namespace seen from outside) cannot be trusted to call this path safe."}
+		},
+	},
+	{
 		Rule: Rule{"ephemeral-data-dir", LevelWarn, "the data directory is in the container's writable layer or in memory: its data is lost when the container is removed"},
 		match: func(s subject) (string, Level, bool) {
 			if s.dir.Mount == nil || s.dir.Mount.Class != mounts.ClassEphemeral {
@@ -313,6 +334,22 @@ var rules = []rule{
 		Rule: Rule{"wal-on-fuse", LevelError, "a WAL database on a FUSE filesystem: error for Unraid user shares (fuse.shfs) and mergerfs, warn for other FUSE"}, onDB: true,
 		match:  walOn(mounts.ClassFUSE, "a FUSE filesystem"),
 		remedy: walUnsafeRemedy,
+	},
+	{
+		Rule: Rule{"wal-on-sandbox-fs", LevelWarn, "a WAL database on a gVisor sandbox's gofer mount (shown as 9p): coherent among the processes inside this sandbox, not with the host or another sandbox that opens the same files"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			if s.db.JournalMode != sqlitefile.JournalWAL || s.class() != mounts.ClassSandbox {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is in WAL mode on a gVisor sandbox's mount (%s); WAL is safe among the processes inside this sandbox, which share its kernel, but a process on the host or in another sandbox (a second pod or container on the same volume, a backup job on the node) sees neither their locks nor their -shm index, and writers on both sides can interleave WAL frames",
+				filepath.Base(s.db.Path), s.mount().Reason), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Keep every process that opens " + s.db.Path + " inside this one sandbox: one pod or container per volume (ReadWriteOnce), and nothing on the host or in another sandbox opening it while the application runs.",
+				"To copy or back it up from outside, stop the application first, or use sqlite3's .backup from inside the sandbox.",
+			}
+		},
 	},
 	{
 		Rule: Rule{"wal-reenabled", LevelError, "a database preflight converted to DELETE at an earlier start is in WAL mode again: the application turns WAL on when it opens the database"}, onDB: true,

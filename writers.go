@@ -395,7 +395,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 	}
 
 	class := subject{dir: d, db: db}.class()
-	if unsafeForWAL(class) || class == "unknown" {
+	if unsafeForWAL(class) || class == "unknown" || class == "sandbox" {
 		p.Blind = append(p.Blind, fmt.Sprintf("processes on another kernel (a host behind a VM share, another network client) are invisible on a %s filesystem, and their locks do not reach this one", class))
 	}
 	if db.JournalMode != "wal" && f.docker.Status != docker.StatusRan && f.docker.Status != docker.StatusNoDaemon {

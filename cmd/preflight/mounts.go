@@ -49,7 +49,7 @@ func (c *MountsCmd) Run(g *Globals) error {
 		list = []mounts.Mount{m}
 	} else {
 		for _, info := range t.Mounts {
-			list = append(list, mounts.Classify(info))
+			list = append(list, t.ClassifyMount(info))
 		}
 		if c.Format == "json" {
 			return writeJSON(g, list)

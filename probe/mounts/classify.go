@@ -35,6 +35,9 @@ type Mount struct {
 	// NoLocks is set when the options say byte-range (POSIX) locks are not
 	// sent to the server: nobrl, nolock, local_lock=all or local_lock=posix.
 	NoLocks bool `json:"no_byte_range_locks,omitempty"`
+	// Statfs is what statfs(2) said about the path on this machine, when
+	// it was asked (never for a saved table): the second witness.
+	Statfs *Witness `json:"statfs,omitempty"`
 }
 
 var (
@@ -66,7 +69,11 @@ var (
 // source, options and mountpoint as hints. It is pure: it reads nothing
 // but m.
 //
-//   - cross-vm: virtiofs and virtiofs.*, fuse.virtiofs, 9p, fakeowner,
+//   - sandbox: 9p with gVisor's gofer options (trans=fd with any of
+//     disable_fifo_open, overlayfs_stale_read, directfs, dcache=,
+//     cache=remote_revalidating, which Linux's v9fs does not have),
+//     except at "/", where it is the sandbox's root: ephemeral.
+//   - cross-vm: virtiofs and virtiofs.*, fuse.virtiofs, other 9p, fakeowner,
 //     fuse.grpcfuse, osxfs, fuse.osxfs, vboxsf, vmhgfs, fuse.vmhgfs-fuse,
 //     prl_fs, fuse.prl_fsd, drvfs, and fuse.sshfs whose source starts
 //     with ':' (Lima's reverse sshfs).
@@ -81,8 +88,11 @@ var (
 //   - ephemeral: overlay mounted at "/" (a container's writable layer),
 //     tmpfs, ramfs.
 //   - local: ext2, ext3, ext4, xfs, btrfs, zfs, f2fs, bcachefs, jfs,
-//     reiserfs, overlay not at "/".
-//   - unknown: everything else.
+//     reiserfs.
+//   - overlay not at "/": unknown here; [Table.ClassifyMount] classifies
+//     it by the mount that holds its upper directory.
+//   - unknown: everything else, and a mount whose table line could not be
+//     read ([FSTypeUnreadable]).
 func Classify(m *mountinfo.Info) Mount {
 	out := Mount{
 		Mountpoint: m.Mountpoint,
@@ -97,6 +107,10 @@ func Classify(m *mountinfo.Info) Mount {
 	var what string // the explanation after "FSTYPE mount from SOURCE: "
 
 	switch {
+	case m.FSType == FSTypeUnreadable:
+		out.Class = ClassUnknown
+		out.Reason = "the mount table line for " + m.Mountpoint + " could not be read (longer than 1 MiB, or malformed), so the filesystem mounted there is not known"
+		return out
 	case fstype == "fakeowner":
 		out.Class, out.Platform = ClassCrossVM, "Docker Desktop"
 	case fstype == "virtiofs" || strings.HasPrefix(fstype, "virtiofs.") || fstype == "fuse.virtiofs":
@@ -108,6 +122,13 @@ func Classify(m *mountinfo.Info) Mount {
 		out.Platform = virtiofsPlatform(tag)
 		if out.Platform == "" && tag != src {
 			out.Platform = virtiofsPlatform(src)
+		}
+	case fstype == "9p" && gvisorGofer(out.Options):
+		out.Class, out.Platform = ClassSandbox, "gVisor"
+		what = "gVisor's gofer mount of a host directory (gVisor names these 9p); the sandbox's own kernel serves every process inside it, so locks and the -shm shared memory are coherent among them, but not with the host or another sandbox that opens the same files"
+		if m.Mountpoint == "/" {
+			out.Class = ClassEphemeral
+			what = "the root filesystem of a gVisor sandbox (gVisor names it 9p): the container's own files, whose changes go when the container is removed"
 		}
 	case fstype == "9p":
 		out.Class = ClassCrossVM
@@ -157,8 +178,10 @@ func Classify(m *mountinfo.Info) Mount {
 		out.Class = ClassEphemeral
 		what = "the container's writable layer; locks and shared memory work, but the data goes when the container is removed"
 	case fstype == "overlay":
-		out.Class = ClassLocal
-		what = "an overlay filesystem in this kernel (not a container's root); locks and shared memory work"
+		// As safe as the filesystem under its upper directory, which only
+		// the table shows (Table.ClassifyMount).
+		out.Class = ClassUnknown
+		what = "an overlay filesystem (not a container's root), as safe for WAL as the filesystem under its upper directory, which is not known here"
 	case fstype == "tmpfs" || fstype == "ramfs":
 		out.Class = ClassEphemeral
 		what = "memory-backed; locks and shared memory work, but the data goes at unmount or reboot"
@@ -273,4 +296,22 @@ func joinOptions(a, b string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// gvisorGofer reports whether 9p mount options are gVisor's gofer options
+// (runsc's sentry mounts host directories with trans=fd and options of
+// its own; Linux's v9fs has trans=fd but none of those).
+func gvisorGofer(opts string) bool {
+	if !hasOption(opts, "trans=fd") {
+		return false
+	}
+	if hasOption(opts, "disable_fifo_open", "overlayfs_stale_read", "directfs", "cache=remote_revalidating") {
+		return true
+	}
+	for o := range strings.SplitSeq(opts, ",") {
+		if strings.HasPrefix(o, "dcache=") {
+			return true
+		}
+	}
+	return false
 }

@@ -58,6 +58,12 @@ const (
 	ClassLocal Class = "local"
 	// ClassUnknown is a filesystem type not in the classification table.
 	ClassUnknown Class = "unknown"
+	// ClassSandbox is a gVisor (runsc) gofer mount: the sandbox's own
+	// kernel (the sentry) serves every process inside it, so locks and
+	// the -shm shared memory are coherent among them, but not with
+	// processes on the host or in another sandbox that open the same
+	// files. gVisor shows these mounts as fstype 9p.
+	ClassSandbox Class = "sandbox"
 )
 
 // Format is the format of a saved mount table.
@@ -153,11 +159,17 @@ const MaxTableBytes = 256 << 20
 // octal \NNN (\040 is a space) as the kernel writes them, and \xHH as
 // findmnt writes them. Options are left as written.
 //
-// Lines longer than 64 KiB (overlay lowerdir lists grow with the image's
-// layer count) do not fail the read: for a mountinfo line, options of more
-// than 4 KiB are dropped so that the line fits the library's limit; other
-// long lines are parsed as they are, up to 1 MiB; longer lines are counted
-// in Skipped.
+// Lines are read whole up to 1 MiB (overlay lowerdir lists grow with the
+// image's layer count, NFS and CIFS option strings can be long too): a
+// mountinfo line over the library's 64 KiB limit is parsed with its long
+// fields set aside and put back, so no option is lost. A longer line, or a
+// mountinfo line that does not parse, is counted in Skipped; when its start
+// shows a mountpoint it stays in the table with FSType [FSTypeUnreadable],
+// so a path under it is classified unknown, never by a shorter prefix.
+//
+// Mountpoints are cleaned as written (a trailing slash, "//", "." and ".."
+// components in a hand-edited table) before escapes are undone: an escaped
+// "\056\056" is a directory named "..", not the parent.
 //
 // If no line parses, Parse returns [ErrNoMounts]. Read errors from r are
 // returned wrapped.
@@ -232,12 +244,11 @@ func (t *Table) Find(p string) (*mountinfo.Info, error) {
 	var best *mountinfo.Info
 	bestLen := -1
 	for _, m := range t.Mounts {
+		// Parse cleaned the mountpoints as written; a "." or ".." that
+		// came from an escape (\056) is a name, and holds nothing.
 		mp := m.Mountpoint
 		if !path.IsAbs(mp) {
 			continue
-		}
-		if mp[len(mp)-1] == '/' || strings.Contains(mp, "//") || strings.Contains(mp, "/.") {
-			mp = path.Clean(mp) // only paths from hand-edited tables need it
 		}
 		if !(mp == "/" || p == mp || strings.HasPrefix(p, mp+"/")) {
 			continue
@@ -253,13 +264,13 @@ func (t *Table) Find(p string) (*mountinfo.Info, error) {
 }
 
 // Classify finds the mount that holds p (see [Table.Find]) and classifies it
-// (see [Classify]). Errors are those of Find.
+// (see [Table.ClassifyMount]). Errors are those of Find.
 func (t *Table) Classify(p string) (Mount, error) {
 	m, err := t.Find(p)
 	if err != nil {
 		return Mount{}, err
 	}
-	return Classify(m), nil
+	return t.ClassifyMount(m), nil
 }
 
 // relevant reports whether a mount at the raw (escaped) mountpoint holds
@@ -302,11 +313,11 @@ func (t *Table) FindDev(p string, dev uint64) (*mountinfo.Info, error) {
 	p = path.Clean(p)
 	var match *mountinfo.Info
 	for _, m := range t.Mounts {
-		mp := path.Clean(m.Mountpoint)
+		mp := m.Mountpoint
 		if m.Major != major || m.Minor != minor || !(mp == "/" || p == mp || strings.HasPrefix(p, mp+"/")) {
 			continue
 		}
-		if match == nil || len(mp) >= len(path.Clean(match.Mountpoint)) {
+		if match == nil || len(mp) >= len(match.Mountpoint) {
 			match = m
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,6 +44,9 @@ func TestClassifyFSTypes(t *testing.T) {
 		{"virtiofs.virtiofs0", "/run/host_virtiofs/Users", "rw", "/run/host_mark/Users", mounts.ClassCrossVM, "Docker Desktop"},
 		{"9p", "drvfs", "rw,aname=drvfs;path=C:\\;uid=0;gid=0;metadata,mmap,trans=virtio", "/mnt/c", mounts.ClassCrossVM, "WSL2 drive"},
 		{"9p", "share", "rw,access=client,trans=virtio", "/mnt/share", mounts.ClassCrossVM, ""},
+		{"9p", "none", "rw,trans=fd,rfdno=7,wfdno=7,aname=/,dfltuid=4294967294,dfltgid=4294967294,dcache=1000,cache=remote_revalidating,disable_fifo_open,directfs", "/home/node", mounts.ClassSandbox, "gVisor"},
+		{"9p", "none", "rw,trans=fd,rfdno=3,wfdno=3,aname=/,dcache=1000,cache=fscache,disable_fifo_open,overlayfs_stale_read,directfs", "/", mounts.ClassEphemeral, "gVisor"},
+		{"9p", "127.0.0.1", "rw,trans=fd,rfdno=5,wfdno=5,version=9p2000.L,msize=65536", "/tmp/cpu", mounts.ClassCrossVM, ""}, // Linux v9fs over an fd
 		{"fakeowner", "/run/host_mark/Users", "rw,fakeowner", "/app", mounts.ClassCrossVM, "Docker Desktop"},
 		{"fuse.grpcfuse", "grpcfuse", "rw", "/app", mounts.ClassCrossVM, "Docker Desktop"},
 		{"osxfs", "osxfs", "rw", "/app", mounts.ClassCrossVM, "Docker Desktop"},
@@ -85,7 +89,7 @@ func TestClassifyFSTypes(t *testing.T) {
 		{"fuse.litefs", "litefs", "rw", "/litefs", mounts.ClassLocal, ""},
 		{"fuse", "litefs", "rw", "/litefs", mounts.ClassLocal, ""},
 		{"overlay", "overlay", "rw,lowerdir=/a", "/", mounts.ClassEphemeral, ""},
-		{"overlay", "overlay", "rw,lowerdir=/a", "/var/lib/docker/overlay2/x/merged", mounts.ClassLocal, ""},
+		{"overlay", "overlay", "rw,lowerdir=/a", "/var/lib/docker/overlay2/x/merged", mounts.ClassUnknown, ""}, // alone: its upper directory is not known
 		{"tmpfs", "tmpfs", "rw", "/tmp", mounts.ClassEphemeral, ""},
 		{"ramfs", "ramfs", "rw", "/mnt/ram", mounts.ClassEphemeral, ""},
 		{"ext2", "/dev/sda1", "rw", "/boot", mounts.ClassLocal, ""},
@@ -108,7 +112,7 @@ func TestClassifyFSTypes(t *testing.T) {
 		if got.Class != tt.class || got.Platform != tt.platform {
 			t.Errorf("Classify(%q from %q) = %v, %q, want %v, %q", tt.fstype, tt.source, got.Class, got.Platform, tt.class, tt.platform)
 		}
-		if !strings.HasPrefix(got.Reason, tt.fstype+" mount") {
+		if tt.fstype != mounts.FSTypeUnreadable && !strings.HasPrefix(got.Reason, tt.fstype+" mount") {
 			t.Errorf("Classify(%q).Reason = %q, want it to start with the fstype", tt.fstype, got.Reason)
 		}
 	}
@@ -232,6 +236,8 @@ func TestParseFormats(t *testing.T) {
 				"/dev/sdb1 /data xfs rw 0 0\n",
 			want: mounts.Table{Format: mounts.FormatMountinfo, Skipped: 4, Mounts: []*mountinfo.Info{
 				{ID: 1, Major: 8, Minor: 1, Root: "/", Mountpoint: "/", Options: "rw", FSType: "ext4", Source: "/dev/sda1", VFSOptions: "rw"},
+				// the mangled mountinfo line still names its mountpoint
+				{ID: 1, Major: 8, Minor: 1, Root: "/", Mountpoint: "/", FSType: mounts.FSTypeUnreadable},
 				{Mountpoint: "/data", FSType: "xfs", Source: "/dev/sdb1", Options: "rw"},
 			}},
 		},
@@ -281,15 +287,81 @@ func TestParseLongLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Class != mounts.ClassEphemeral || !m.NoLocks || strings.Contains(m.Options, "lowerdir") {
-		t.Errorf("Classify(%q) = %v, NoLocks %v, options %.80q; want ephemeral, NoLocks, lowerdir dropped", "/app.db", m.Class, m.NoLocks, m.Options)
+	if m.Class != mounts.ClassEphemeral || !m.NoLocks || !strings.Contains(m.Options, "upperdir=/u") || len(m.Options) < 100<<10 {
+		t.Errorf("Classify(%q) = %v, NoLocks %v, options %d bytes; want ephemeral, NoLocks, every option kept", "/app.db", m.Class, m.NoLocks, len(m.Options))
 	}
 
 	// A line over 1 MiB is skipped, not fatal.
 	huge := "/dev/sda1 / ext4 rw," + strings.Repeat("x", 2<<20) + " 0 0"
 	tab = parseString(t, huge+"\n/dev/sdb1 /data xfs rw 0 0\n")
-	if tab.Skipped != 1 || len(tab.Mounts) != 1 {
-		t.Errorf("Parse(2 MiB line) = %d mounts, %d skipped, want 1, 1", len(tab.Mounts), tab.Skipped)
+	if tab.Skipped != 1 {
+		t.Errorf("Parse(2 MiB line) skipped %d lines, want 1", tab.Skipped)
+	}
+}
+
+// TestParseLongNFSLine: an NFS line of many short options over 60 KiB is
+// read whole, so /data is network, not the "/" under it.
+func TestParseLongNFSLine(t *testing.T) {
+	var opts []string
+	for i := range 9000 {
+		opts = append(opts, "opt"+strconv.Itoa(i)+"=1")
+	}
+	nfs := "40 1 0:52 / /data rw,relatime - nfs4 srv:/export rw,vers=4.2," + strings.Join(opts, ",")
+	if len(nfs) < 70<<10 {
+		t.Fatalf("test line is only %d bytes", len(nfs))
+	}
+	tab := parseString(t, "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"+nfs+"\n")
+	m, err := tab.Classify("/data/app.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Class != mounts.ClassNetwork || tab.Skipped != 0 {
+		t.Errorf("Classify(%q) = %v (%s), %d skipped; want network, 0", "/data/app.db", m.Class, m.Reason, tab.Skipped)
+	}
+}
+
+// TestParseUnreadableLine: a line that cannot be read but shows its
+// mountpoint makes paths under it unknown, never the class of "/".
+func TestParseUnreadableLine(t *testing.T) {
+	huge := "40 1 0:52 / /data rw,relatime - nfs4 srv:/export rw," + strings.Repeat("x", 2<<20)
+	broken := "41 1 0:53 / /srv/app rw,relatime"
+	for _, tt := range []struct{ name, in, path string }{
+		{"mountinfo over 1 MiB", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" + huge + "\n", "/data/app.db"},
+		{"proc-mounts over 1 MiB", "/dev/sda1 / ext4 rw 0 0\nsrv:/x /data nfs rw," + strings.Repeat("x", 2<<20) + " 0 0\n", "/data/app.db"},
+		{"mount(8) over 1 MiB", "/dev/sda1 on / type ext4 (rw)\nsrv:/x on /data type nfs (rw," + strings.Repeat("x", 2<<20) + ")\n", "/data"},
+		{"mountinfo without a separator", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" + broken + " shared:1 x y z\n", "/srv/app/app.db"},
+	} {
+		tab := parseString(t, tt.in)
+		m, err := tab.Classify(tt.path)
+		if err != nil {
+			t.Errorf("%s: Classify(%q) error: %v", tt.name, tt.path, err)
+			continue
+		}
+		if m.Class != mounts.ClassUnknown || tab.Skipped != 1 || !strings.Contains(m.Reason, "could not be read") {
+			t.Errorf("%s: Classify(%q) = %v (%s), %d skipped; want unknown from the unreadable line, 1 skipped", tt.name, tt.path, m.Class, m.Reason, tab.Skipped)
+		}
+		if m, _ := tab.Classify("/other"); m.Class != mounts.ClassLocal {
+			t.Errorf("%s: Classify(%q) = %v, want local (the / line)", tt.name, "/other", m.Class)
+		}
+	}
+}
+
+// TestEscapedDotDot: a mountpoint written "\056\056" is a directory named
+// "..", which holds nothing a clean path can name; it must not become
+// the parent directory.
+func TestEscapedDotDot(t *testing.T) {
+	for _, in := range []string{
+		"1 0 8:1 / / rw - ext4 /dev/sda1 rw\n2 1 0:40 / /data rw - ext4 /dev/sdb1 rw\n3 1 0:52 / /data/\\056\\056 rw - nfs4 srv:/x rw\n",
+		"/dev/sda1 / ext4 rw 0 0\n/dev/sdb1 /data ext4 rw 0 0\nsrv:/x /data/sub/\\056\\056 nfs rw 0 0\n",
+		"/dev/sda1 / ext4 rw 0 0\nsrv:/x /\\056 nfs rw 0 0\n",
+	} {
+		tab := parseString(t, in)
+		for _, p := range []string{"/", "/data", "/data/app.db"} {
+			m, err := tab.Classify(p)
+			if err != nil || m.Class != mounts.ClassLocal {
+				t.Errorf("Parse(%q).Classify(%q) = %v (%s), %v; want local", in, p, m.Class, m.Reason, err)
+			}
+		}
 	}
 }
 
@@ -416,5 +488,122 @@ func TestResolvePath(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("ResolvePath(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestOverlayUpperDir: an overlay not at "/" is classified by the mount
+// that holds its upper directory (Docker Desktop for Mac: an overlay whose
+// upperdir is on the virtiofs share), and is unknown, never local, when
+// the table does not show that mount.
+func TestOverlayUpperDir(t *testing.T) {
+	const root = "1 0 0:30 / / rw - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/A,upperdir=/var/lib/docker/overlay2/abc/diff,workdir=/var/lib/docker/overlay2/abc/work\n"
+	tests := []struct {
+		name, table string
+		class       mounts.Class
+		platform    string
+	}{
+		{"upper on a virtiofs share", root +
+			"50 1 0:60 / /mnt/host rw,relatime - virtiofs virtiofs0 rw\n" +
+			"60 1 0:70 / /data rw,relatime - overlay overlay rw,lowerdir=/srv/lower,upperdir=/mnt/host/Users/me/openclaw/upper,workdir=/mnt/host/Users/me/openclaw/work\n",
+			mounts.ClassCrossVM, "Docker Desktop"},
+		{"upper on fakeowner, escaped", root +
+			"50 1 0:60 /Users /Users rw - fakeowner /run/host_mark/Users rw,fakeowner\n" +
+			"60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/Users/me/my\\040app/upper,workdir=/Users/me/w\n",
+			mounts.ClassCrossVM, "Docker Desktop"},
+		{"upper on NFS through a second overlay", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+			"50 1 0:60 / /nfs rw - nfs4 srv:/x rw\n" +
+			"60 1 0:70 / /o1 rw - overlay overlay rw,lowerdir=/l,upperdir=/nfs/u,workdir=/nfs/w\n" +
+			"61 1 0:71 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/o1/u,workdir=/o1/w\n",
+			mounts.ClassNetwork, ""},
+		{"upper on tmpfs", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+			"50 1 0:60 / /run rw - tmpfs tmpfs rw\n" +
+			"60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/run/u,workdir=/run/w\n",
+			mounts.ClassEphemeral, ""},
+		{"upper on the host's ext4 root", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+			"60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/u,workdir=/var/lib/w\n",
+			mounts.ClassLocal, ""},
+		{"upper only under the container's root overlay", root +
+			"60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/var/lib/docker/volumes/x/upper,workdir=/var/lib/docker/volumes/x/work\n",
+			mounts.ClassUnknown, ""},
+		{"no upper directory", "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+			"60 1 0:70 / /data ro - overlay overlay ro,lowerdir=/a:/b\n",
+			mounts.ClassUnknown, ""},
+		{"upper on no mount", "60 1 0:70 / /data rw - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w\n",
+			mounts.ClassUnknown, ""},
+	}
+	for _, tt := range tests {
+		tab := parseString(t, tt.table)
+		m, err := tab.Classify("/data/app.db")
+		if err != nil {
+			t.Errorf("%s: Classify error: %v", tt.name, err)
+			continue
+		}
+		if m.Class != tt.class || m.Platform != tt.platform || m.FSType != "overlay" || !strings.Contains(m.Reason, "upper directory") {
+			t.Errorf("%s: Classify(%q) = %v, %q (%s); want %v, %q", tt.name, "/data/app.db", m.Class, m.Platform, m.Reason, tt.class, tt.platform)
+		}
+	}
+	// A cycle of overlays (hand-edited) ends, unknown.
+	tab := parseString(t, "60 1 0:70 / /a rw - overlay overlay rw,upperdir=/b/u\n61 1 0:71 / /b rw - overlay overlay rw,upperdir=/a/u\n")
+	if m, err := tab.Classify("/a/x"); err != nil || m.Class != mounts.ClassUnknown {
+		t.Errorf("Classify(overlay cycle) = %v, %v; want unknown", m.Class, err)
+	}
+}
+
+// TestCompareStatfs: the table fstype and statfs's f_type agree for the
+// same family, disagree across families, and an unknown magic agrees.
+func TestCompareStatfs(t *testing.T) {
+	for _, tt := range []struct {
+		fstype string
+		magic  uint32
+		agrees bool
+		class  mounts.Class
+	}{
+		{"ext4", 0xEF53, true, mounts.ClassLocal},
+		{"ext4", 0x6969, false, mounts.ClassNetwork},
+		{"nfs4", 0x6969, true, mounts.ClassNetwork},
+		{"fuse.grpcfuse", 0x65735546, true, mounts.ClassFUSE},
+		{"virtiofs", 0x65735546, true, mounts.ClassFUSE},
+		{"xfs", 0x65735546, false, mounts.ClassFUSE},
+		{"9p", 0x01021997, true, mounts.ClassCrossVM},
+		{"overlay", 0x794C7630, true, ""},
+		{"fakeowner", 0x12345678, true, ""},
+		{mounts.FSTypeUnreadable, 0xEF53, false, mounts.ClassLocal},
+	} {
+		w := mounts.CompareStatfs(tt.fstype, tt.magic)
+		if w.Agrees != tt.agrees || w.Class != tt.class || w.Magic != tt.magic {
+			t.Errorf("CompareStatfs(%q, %#x) = %+v, want agrees %v, class %q", tt.fstype, tt.magic, w, tt.agrees, tt.class)
+		}
+	}
+}
+
+// TestStatfsLive: statfs(2) of "/" and of every tmpfs mountpoint here
+// agrees with the live mount table.
+func TestStatfsLive(t *testing.T) {
+	tab, err := mounts.ReadSelf()
+	if errors.Is(err, mounts.ErrNotSupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, m := range tab.Mounts {
+		if m.Mountpoint != "/" && m.FSType != "tmpfs" {
+			continue
+		}
+		if got, _ := tab.Find(m.Mountpoint); got != m {
+			continue // covered by a later mount
+		}
+		magic, err := mounts.StatfsType(m.Mountpoint)
+		if err != nil {
+			continue // not reachable from here
+		}
+		if w := mounts.CompareStatfs(m.FSType, magic); !w.Agrees {
+			t.Errorf("CompareStatfs(%q, statfs(%s)) = %+v, want agreement", m.FSType, m.Mountpoint, w)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Skip("no mount to check")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strconv"
 	"strings"
 	"unicode"
@@ -15,15 +16,28 @@ import (
 )
 
 const (
-	// maxLine is the longest line Parse looks at; longer lines are skipped.
+	// maxLine is the longest line Parse reads whole; longer lines are
+	// skipped (see [FSTypeUnreadable]).
 	maxLine = 1 << 20
 	// maxMountinfoLine keeps a line within the 64 KiB token limit of the
-	// bufio.Scanner inside mountinfo.GetMountsFromReader.
+	// bufio.Scanner inside mountinfo.GetMountsFromReader. Longer mountinfo
+	// lines are passed to it with their long fields set aside.
 	maxMountinfoLine = 60 << 10
-	// maxOption is the longest single option kept in an overlong
-	// mountinfo line (lowerdir=... lists are what make lines long).
-	maxOption = 4 << 10
+	// maxField is the longest field of a long mountinfo line that is
+	// passed to the library as it is; longer ones (overlay lowerdir lists,
+	// NFS option strings) are set aside and put back after parsing.
+	maxField = 4 << 10
+	// headBytes is how much of a skipped overlong line is kept to name
+	// its mountpoint.
+	headBytes = 64 << 10
 )
+
+// FSTypeUnreadable is the FSType of a mount whose table line could not be
+// read (longer than 1 MiB, or a mountinfo line the parser rejected) but
+// whose mountpoint could: the entry stays in the table, so that a path
+// under that mountpoint is never classified from a shorter prefix.
+// [Classify] gives it [ClassUnknown].
+const FSTypeUnreadable = ""
 
 type parser struct {
 	mounts  []*mountinfo.Info // nil where a mountinfo line waits for the batch
@@ -51,7 +65,7 @@ func (p *parser) run(r io.Reader) error {
 			return fmt.Errorf("read mount table: %w", err)
 		}
 		if tooLong {
-			p.skipped++
+			p.unreadable(line)
 		} else if err := p.line(line); err != nil {
 			return err
 		}
@@ -63,8 +77,9 @@ func (p *parser) run(r io.Reader) error {
 
 // readLine returns the next line without its line ending. The line may
 // point into br's buffer or into *long, and is valid until the next call.
-// Lines longer than maxLine are consumed and reported as tooLong. err is
-// io.EOF after the last line.
+// Lines longer than maxLine are consumed and reported as tooLong, with
+// line holding their first headBytes bytes. err is io.EOF after the last
+// line.
 func readLine(br *bufio.Reader, long *[]byte) (line []byte, tooLong bool, err error) {
 	line, err = br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
@@ -80,7 +95,7 @@ func readLine(br *bufio.Reader, long *[]byte) (line []byte, tooLong bool, err er
 		}
 		*long = buf[:0]
 		if tooLong {
-			return nil, true, err
+			return buf[:min(len(buf), headBytes)], true, err
 		}
 		line = buf
 	}
@@ -96,12 +111,11 @@ func (p *parser) line(b []byte) error {
 		if p.keep != nil && !p.keep(mountinfoField(b, 4)) {
 			return nil
 		}
+		if mp := mountinfoField(b, 4); needsClean(mp) {
+			b = replaceField(b, 4, path.Clean(string(mp)))
+		}
 		if len(b) > maxMountinfoLine {
-			b = []byte(shortenOptions(string(b)))
-			if len(b) > maxMountinfoLine {
-				p.skipped++
-				return nil
-			}
+			return p.longMountinfo(b)
 		}
 		p.miIdx = append(p.miIdx, len(p.mounts))
 		p.batch = append(append(p.batch, b...), '\n')
@@ -132,6 +146,11 @@ func (p *parser) line(b []byte) error {
 		}
 	}
 	p.skipped++
+	// A mountinfo line mangled after its mountpoint (no separator, too
+	// few fields) still says which path it covers.
+	if m := unreadableMount(b); m != nil && (p.keep == nil || p.keep(mountinfoField(b, 4))) {
+		p.add(m, FormatMountinfo)
+	}
 	return nil
 }
 
@@ -174,12 +193,24 @@ func (p *parser) flushMountinfo() error {
 			}
 		}
 	}
+	var lines [][]byte // split only when a line failed
 	for i, idx := range p.miIdx {
 		m := infos[i]
+		if m == nil {
+			if lines == nil {
+				lines = bytes.Split(bytes.TrimSuffix(p.batch, []byte("\n")), []byte("\n"))
+			}
+			if i < len(lines) {
+				m = unreadableMount(lines[i])
+			}
+		}
 		if m == nil || !strings.HasPrefix(m.Mountpoint, "/") {
 			p.skipped++
 			p.counts[FormatMountinfo]--
 			continue
+		}
+		if m.FSType == FSTypeUnreadable {
+			p.skipped++
 		}
 		p.mounts[idx] = m
 	}
@@ -256,29 +287,6 @@ func looksLikeMountinfo(line []byte) bool {
 	return false
 }
 
-// shortenOptions drops comma-separated options longer than maxOption
-// (overlay lowerdir=, upperdir=, workdir=) from an overlong line.
-func shortenOptions(line string) string {
-	fields := strings.Split(line, " ")
-	for i, f := range fields {
-		if len(f) <= maxOption || !strings.Contains(f, "=") {
-			continue
-		}
-		opts := strings.Split(f, ",")
-		kept := opts[:0]
-		for _, o := range opts {
-			if len(o) <= maxOption {
-				kept = append(kept, o)
-			}
-		}
-		if len(kept) == 0 {
-			kept = append(kept, "rw")
-		}
-		fields[i] = strings.Join(kept, ",")
-	}
-	return strings.Join(fields, " ")
-}
-
 // parseMountLine parses a line of mount(8) output:
 // "SOURCE on MOUNTPOINT type FSTYPE (OPTIONS)" with an optional " [LABEL]".
 func parseMountLine(line string) *mountinfo.Info {
@@ -321,7 +329,7 @@ func parseMountLine(line string) *mountinfo.Info {
 		return nil
 	}
 	return &mountinfo.Info{
-		Mountpoint: unescapeOctal(mp),
+		Mountpoint: unescapeOctal(cleanRaw(mp)),
 		FSType:     unescapeOctal(fstype),
 		Source:     unescapeOctal(src),
 		Options:    opts,
@@ -340,7 +348,7 @@ func parseProcMountsLine(line string) *mountinfo.Info {
 	}
 	return &mountinfo.Info{
 		Source:     unescapeOctal(f[0]),
-		Mountpoint: unescapeOctal(f[1]),
+		Mountpoint: unescapeOctal(cleanRaw(f[1])),
 		FSType:     unescapeOctal(f[2]),
 		Options:    f[3],
 	}
@@ -422,7 +430,7 @@ func (h *findmntHeader) parseRow(line string) *mountinfo.Info {
 	if !strings.HasPrefix(target, "/") || strings.ContainsAny(target, " \t") || !validFSType(fstype) {
 		return nil
 	}
-	m := &mountinfo.Info{Mountpoint: unescapeFindmnt(target), FSType: unescapeFindmnt(fstype)}
+	m := &mountinfo.Info{Mountpoint: unescapeFindmnt(cleanRaw(target)), FSType: unescapeFindmnt(fstype)}
 	var opts []string
 	for i, name := range h.names {
 		c := cells[i]
