@@ -35,6 +35,11 @@ type Mount struct {
 	// NoLocks is set when the options say byte-range (POSIX) locks are not
 	// sent to the server: nobrl, nolock, local_lock=all or local_lock=posix.
 	NoLocks bool `json:"no_byte_range_locks,omitempty"`
+	// Soft is set for an NFS mount (nfs, nfs4) with the soft or softerr
+	// option: after its retries a request fails with an I/O error (EIO,
+	// ETIMEDOUT) instead of waiting for the server, and nfs(5) warns that
+	// this "can cause silent data corruption in certain cases".
+	Soft bool `json:"nfs_soft,omitempty"`
 }
 
 var (
@@ -93,6 +98,7 @@ func Classify(m *mountinfo.Info) Mount {
 	}
 	fstype := strings.ToLower(m.FSType)
 	out.NoLocks = hasOption(out.Options, "nobrl", "nolock", "local_lock=all", "local_lock=posix")
+	out.Soft = (fstype == "nfs" || fstype == "nfs4") && hasOption(out.Options, "soft", "softerr")
 	src := m.Source
 	var what string // the explanation after "FSTYPE mount from SOURCE: "
 
