@@ -127,7 +127,7 @@ func walUnsafeRemedy(s subject) []string {
 	}
 	out := []string{conv, "Or move the data to a named volume or a native Linux filesystem inside the VM (compose: replace the bind mount with a named volume), where WAL is safe."}
 	if m := s.mount(); m != nil && locksStayLocal(m) {
-		out = append(out, "After a conversion to DELETE, still: "+bothSidesRemedy(m))
+		out = append(out, "Even after a conversion to DELETE (which needs no -shm), the locks do not reach the other side: "+lowerFirst(bothSidesRemedy(m)))
 	}
 	return out
 }

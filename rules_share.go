@@ -48,8 +48,12 @@ var shareRules = []rule{
 			if len(names) == 0 || sameDirReported(s) {
 				return "", "", false
 			}
-			return fmt.Sprintf("%s has %d NFS silly-rename files beside it (%s): an NFS client gives that name to a file deleted while one of its processes has it open, and removes it at the last close, so a process on some client (perhaps another machine, which no probe here sees) may still hold an old copy of a database or -wal of this directory and write to it; a client that crashed leaves such files too",
-				filepath.Base(s.db.Path), len(names), listSome(names, 5)), "", true
+			files := "files"
+			if len(names) == 1 {
+				files = "file"
+			}
+			return fmt.Sprintf("%s has %d NFS silly-rename %s beside it (%s): an NFS client gives that name to a file deleted while one of its processes has it open, and removes it at the last close, so a process on some client (perhaps another machine, which no probe here sees) may still hold an old copy of a database or -wal of this directory and write to it; a client that crashed leaves such files too",
+				filepath.Base(s.db.Path), len(names), files, listSome(names, 5)), "", true
 		},
 		remedy: func(s subject) []string {
 			dir := filepath.Dir(s.db.Path)
@@ -89,6 +93,15 @@ func bothSidesRemedy(m *mounts.Mount) string {
 		return "Open the databases from one side only: nothing on the host (sqlite3, a backup or sync tool, an editor) while the container uses them; or move the data to a named volume or a local path inside the VM, where locks work."
 	}
 	return "Open the databases from one client only, or mount without " + strings.Join(noLockOptions(m.Options), ", ") + " so that locks reach the server; or move the data to a named volume or a local path."
+}
+
+// lowerFirst lower-cases the first letter of an ASCII sentence, to
+// continue another.
+func lowerFirst(s string) string {
+	if s != "" && 'A' <= s[0] && s[0] <= 'Z' {
+		return string(s[0]+'a'-'A') + s[1:]
+	}
+	return s
 }
 
 // noLockOptions lists the options of opts that keep byte-range locks
