@@ -17,7 +17,9 @@ var shareRules = []rule{
 		Rule: Rule{"share-without-locks", LevelInfo, "a data directory on a cross-VM share, or on a network mount whose byte-range locks stay local (nolock, nobrl, local_lock=all): even in DELETE mode its databases must be opened from one side only"},
 		match: func(s subject) (string, Level, bool) {
 			m := s.dir.Mount
-			if m == nil || !locksStayLocal(m) || hasUnsafeWAL(s) {
+			// Not inspected: the journal modes are unknown, and
+			// unsafe-fs-not-inspected says what to do.
+			if m == nil || !s.dir.Inspected || !locksStayLocal(m) || hasUnsafeWAL(s) {
 				return "", "", false
 			}
 			return fmt.Sprintf("%s is on %s (%s): journal_mode=DELETE needs no -shm, but SQLite's locks %s, so two sides writing a database here at once (%s) corrupt it",
