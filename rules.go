@@ -425,8 +425,8 @@ var rules = []rule{
 	},
 }
 
-// writerRules are the live-writer findings; appended to rules in init, after
-// shareRules, so the table reads in order of what a user meets first.
+// writerRules are the live-writer findings; appended to rules in init, last,
+// so the table reads in order of what a user meets first.
 var writerRules = []rule{
 	{
 		Rule: Rule{"wal-sidecar-unlinked", LevelError, "a process holds a -wal or -shm that is no longer the file at that path (deleted or replaced): its writes go where other connections never look"}, onDB: true,
@@ -576,7 +576,10 @@ var writerRules = []rule{
 	},
 }
 
-func init() { rules = append(append(rules, shareRules...), writerRules...) }
+// init completes the one rules table, in this written order: the path
+// rules above, the health rules (health.go), the share rules
+// (rules_share.go), the writer rules.
+func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules) }
 
 // stopWriters lists the command that stops each writer of kind (all kinds
 // for "").
