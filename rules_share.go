@@ -107,19 +107,12 @@ func lowerFirst(s string) string {
 }
 
 // noLockOptions lists the options of opts that keep byte-range locks
-// local (mounts.Mount.NoLocks).
+// local (mounts.LocalLockOptions), or "nolock" when none is written.
 func noLockOptions(opts string) []string {
-	var out []string
-	for o := range strings.SplitSeq(opts, ",") {
-		switch o {
-		case "nobrl", "nolock", "local_lock=all", "local_lock=posix":
-			out = append(out, o)
-		}
+	if o := mounts.LocalLockOptions(opts); len(o) > 0 {
+		return o
 	}
-	if len(out) == 0 {
-		out = []string{"nolock"}
-	}
-	return out
+	return []string{"nolock"}
 }
 
 // hasUnsafeWAL reports whether a database of s's directory is in WAL mode
