@@ -68,6 +68,11 @@ type Options struct {
 	// FUSE daemon, a dead NFS server) is reported and not probed further.
 	// Zero means 5 s.
 	FSTimeout time.Duration
+	// JournalModeExported says the application is told the journal mode to
+	// use through a setting of its own (preflight run --export-env NAME):
+	// a new database on an unsafe filesystem is then created in that mode,
+	// and new-db-on-unsafe-fs is info instead of a warning.
+	JournalModeExported bool
 	// Container, when set, names a container: Paths are paths inside it,
 	// mapped to this host through its mounts (docker inspect) and checked
 	// here. Needs the Docker Engine API.
@@ -164,7 +169,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Health.ProbeFS {
 		probeFilesystems(r)
 	}
-	r.Findings = evaluate(r, opts.Writers)
+	r.Findings = evaluate(r, opts)
 	for i := range r.Findings {
 		if slices.Contains(opts.Ignore, r.Findings[i].ID) {
 			r.Findings[i].Level = LevelInfo
@@ -272,6 +277,7 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 			d.Errors = append(d.Errors, err.Error())
 		}
 		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}, resolved: filepath.Join(filepath.Dir(d.Resolved), filepath.Base(p))})
+		d.findSillyRenamed()
 		return d
 	}
 	// A path with ".." is walked from its resolved form: after a symlink
@@ -325,7 +331,26 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 		}
 		d.Databases = append(d.Databases, Database{Database: db, Link: link, SidecarLinks: linked, Writers: []Writer{}, resolved: resolved})
 	}
+	d.findSillyRenamed()
 	return d
+}
+
+// findSillyRenamed fills each database's NFSSillyRenamed from the
+// directory SQLite keeps its -wal in (beside the resolved file), reading
+// each directory once. A directory that cannot be read leaves the list
+// empty: Discover has reported the data directory's own read errors.
+func (d *DataDir) findSillyRenamed() {
+	byDir := map[string][]string{}
+	for j := range d.Databases {
+		db := &d.Databases[j]
+		dir := filepath.Dir(db.resolved)
+		names, ok := byDir[dir]
+		if !ok {
+			names, _ = sqlitefile.NFSSillyRenamed(dir)
+			byDir[dir] = names
+		}
+		db.NFSSillyRenamed = names
+	}
 }
 
 // lookups are the paths whose mounts classify may look up: under (the

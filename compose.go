@@ -190,7 +190,7 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 }
 
 func judge(r *Report, ignore []string) []Finding {
-	fs := evaluate(r, WriterOptions{})
+	fs := evaluate(r, Options{})
 	for i := range fs {
 		if slices.Contains(ignore, fs[i].ID) {
 			fs[i].Level = LevelInfo

@@ -256,8 +256,6 @@ var healthRules = []rule{
 	},
 }
 
-func init() { rules = append(rules, healthRules...) }
-
 func headerRule(id string, lvl Level, doc string) rule {
 	return rule{
 		Rule: Rule{id, lvl, doc}, onDB: true,

@@ -127,8 +127,8 @@ func TestDepthLimitOnUnsafeFS(t *testing.T) {
 	os.MkdirAll(deep, 0o755)
 	testdb.Make(t, filepath.Join(deep, "app.db"), "wal", 1)
 	r := quickCheck(t, mnt)
-	if got := ids(r); got != "scan-depth-limit:warn" {
-		t.Errorf("Check(share with a deep database) findings = %q, want scan-depth-limit:warn", got)
+	if got := ids(r); got != "scan-depth-limit:warn,share-without-locks:info" {
+		t.Errorf("Check(share with a deep database) findings = %q, want scan-depth-limit:warn,share-without-locks:info", got)
 	}
 }
 

@@ -107,6 +107,12 @@ type Database struct {
 	// SidecarLinks lists -wal, -shm or -journal files that are symlinks
 	// ("app.db-wal -> /elsewhere/x").
 	SidecarLinks []string `json:"sidecar_links,omitempty"`
+	// NFSSillyRenamed lists, by base name and sorted, the NFS silly-rename
+	// files (".nfs" and hex digits, sqlitefile.IsNFSSillyRename) in the
+	// directory that holds the database's -wal: files an NFS client
+	// deleted while one of its processes still had them open, or that a
+	// crashed client left behind. Empty when the directory could not be read.
+	NFSSillyRenamed []string `json:"nfs_silly_renamed,omitempty"`
 	// SingleFileMount is true when the database file is itself a
 	// mountpoint (a single-file bind mount).
 	SingleFileMount bool `json:"single_file_mount,omitempty"`

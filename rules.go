@@ -24,6 +24,8 @@ type subject struct {
 	db  *Database
 	// cm is the compose service mount for compose rules (nil otherwise).
 	cm *compose.Mount
+	// exported is Options.JournalModeExported.
+	exported bool
 }
 
 // class is the filesystem class that decides WAL safety for the subject:
@@ -123,10 +125,33 @@ func classRisk(c mounts.Class) int {
 
 func walUnsafeRemedy(s subject) []string {
 	p := s.path()
-	return []string{
-		fmt.Sprintf("Stop every process that uses %s (every container and host program), then convert it offline to the rollback journal with preflight convert %s (it checks for writers, backs up, checkpoints and verifies; in the entrypoint: preflight run --on-unsafe convert), and pin the application's journal mode to DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete, and --export-env NAME for the application's own setting).", p, shell.Quote(p)),
-		"Or move the data to a named volume or a native Linux filesystem inside the VM (compose: replace the bind mount with a named volume), where WAL is safe.",
+	conv := fmt.Sprintf("Stop every process that uses %s (every container and host program), then convert it offline to the rollback journal with preflight convert %s (it checks for writers, backs up, checkpoints and verifies; in the entrypoint: preflight run --on-unsafe convert), and pin the application's journal mode to DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete, and --export-env NAME for the application's own setting).", p, shell.Quote(p))
+	if pool, ok := unraidPoolRemedy(s); ok {
+		return []string{pool, "Or, on the user share: " + conv}
 	}
+	out := []string{conv, "Or move the data to a named volume or a native Linux filesystem inside the VM (compose: replace the bind mount with a named volume), where WAL is safe."}
+	if m := s.mount(); m != nil && locksStayLocal(m) {
+		out = append(out, "Even after a conversion to DELETE (which needs no -shm), the locks do not reach the other side: "+lowerFirst(bothSidesRemedy(m)))
+	}
+	return out
+}
+
+// newDBMessage says what happens to a new database on an unsafe
+// filesystem, at warn unless the application is told the journal mode
+// (Options.JournalModeExported).
+func newDBMessage(s subject) (string, Level) {
+	if s.exported {
+		return "the application is told journal_mode=delete (--export-env): it must create its databases in that mode", LevelInfo
+	}
+	return "most applications create a new database in their own default journal mode, often WAL, whatever PREFLIGHT_JOURNAL_MODE says, and fail later with \"disk I/O error\" or a corrupt database", ""
+}
+
+func newDBRemedy(s subject) []string {
+	out := []string{"Tell the application the journal mode: preflight run --export-env NAME (PREFLIGHT_EXPORT_ENV) sets NAME, the application's own journal-mode setting, to delete here; or set journal_mode=DELETE in its database URL or configuration before its first start."}
+	if pool, ok := unraidPoolRemedy(s); ok {
+		return append(out, "Or: "+pool)
+	}
+	return append(out, "Or move the data to a named volume or a local path, where WAL is safe.")
 }
 
 func walOn(class mounts.Class, what string) func(s subject) (string, Level, bool) {
@@ -159,7 +184,10 @@ var rules = []rule{
 			if sqlitefile.LooksLikeDatabase(dir) {
 				dir = filepath.Dir(dir)
 			}
-			return []string{fmt.Sprintf("Create %s, or mount the data volume there (docker run -v NAME:%s), or fix the configured path (--data-dir, PREFLIGHT_DATA_DIR).", dir, dir)}
+			return []string{
+				fmt.Sprintf("Create %s, or mount the data volume there (docker run -v NAME:%s), or fix the configured path (--data-dir, PREFLIGHT_DATA_DIR).", dir, dir),
+				fmt.Sprintf("In the image, make %s exist and belong to the user the application runs as, or SQLite fails with \"unable to open database file\" (error 14, which some drivers print as \"out of memory (14)\"): RUN mkdir -p %s && chown APPUSER %s (a FROM scratch image has no mkdir: COPY --chown=UID:GID an empty directory to %s), and VOLUME %s, so that a named volume mounted there starts with that owner; a bind-mounted host directory keeps its host owner (chown it on the host).", dir, dir, dir, dir, dir),
+			}
 		},
 	},
 	{
@@ -278,19 +306,18 @@ var rules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"new-db-on-unsafe-fs", LevelInfo, "no database yet (or a new, empty one) on a filesystem unsafe for WAL: create it with journal_mode=DELETE"},
+		Rule: Rule{"new-db-on-unsafe-fs", LevelWarn, "no database yet (or a new, empty one) on a filesystem unsafe for WAL: the application creates it in its own default mode, often WAL (info when run --export-env tells it the mode)"},
 		match: func(s subject) (string, Level, bool) {
 			if !s.dir.Inspected || s.dir.Mount == nil || !unsafeForWAL(s.class()) {
 				return "", "", false
 			}
 			if s.db == nil && len(s.dir.Databases) == 0 && s.dir.NotSearched == 0 && s.dir.Duplicates == 0 {
-				return fmt.Sprintf("%s holds no database yet and is on a %s filesystem (%s)", s.dir.Path, s.dir.Mount.Class, s.dir.Mount.Reason), "", true
+				msg, lvl := newDBMessage(s)
+				return fmt.Sprintf("%s holds no database yet and is on a %s filesystem (%s); %s", s.dir.Path, s.dir.Mount.Class, s.dir.Mount.Reason, msg), lvl, true
 			}
 			return "", "", false
 		},
-		remedy: func(s subject) []string {
-			return []string{"Create the databases with PRAGMA journal_mode=DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete for the application to follow), or move the data to a named volume."}
-		},
+		remedy: newDBRemedy,
 	},
 	{
 		Rule: Rule{"wal-without-database", LevelError, "the database file is empty or missing but its -wal holds frames: SQLite sees an empty database and deletes that -wal at the next open, with the data in it"}, onDB: true,
@@ -309,16 +336,15 @@ var rules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"new-db-on-unsafe-fs", LevelInfo, ""}, onDB: true,
+		Rule: Rule{"new-db-on-unsafe-fs", LevelWarn, ""}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			if !s.db.New || s.db.WAL.SizeBytes > sqlitefile.WALHeaderSize || !unsafeForWAL(s.class()) {
 				return "", "", false
 			}
-			return fmt.Sprintf("%s is new (empty) and is on a %s filesystem (%s)", filepath.Base(s.db.Path), s.class(), s.mount().Reason), "", true
+			msg, lvl := newDBMessage(s)
+			return fmt.Sprintf("%s is new (empty) and is on a %s filesystem (%s); %s", filepath.Base(s.db.Path), s.class(), s.mount().Reason, msg), lvl, true
 		},
-		remedy: func(s subject) []string {
-			return []string{"Create it with PRAGMA journal_mode=DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete for the application to follow)."}
-		},
+		remedy: newDBRemedy,
 	},
 	{
 		Rule: Rule{"wal-on-cross-vm", LevelError, "a WAL database on a bind mount that crosses a VM boundary (Docker Desktop, OrbStack, Podman machine, Colima, Lima, WSL2 drives)"}, onDB: true,
@@ -448,8 +474,8 @@ var rules = []rule{
 	},
 }
 
-// writerRules are the live-writer findings; appended to rules in init so
-// the table reads in order of what a user meets first.
+// writerRules are the live-writer findings; appended to rules in init, last,
+// so the table reads in order of what a user meets first.
 var writerRules = []rule{
 	{
 		Rule: Rule{"wal-sidecar-unlinked", LevelError, "a process holds a -wal or -shm that is no longer the file at that path (deleted or replaced): its writes go where other connections never look"}, onDB: true,
@@ -622,7 +648,10 @@ var writerRules = []rule{
 	},
 }
 
-func init() { rules = append(rules, writerRules...) }
+// init completes the one rules table, in this written order: the path
+// rules above, the health rules (health.go), the share rules
+// (rules_share.go), the writer rules.
+func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules) }
 
 // anyDatabase reports whether a data directory holds a database that
 // exists (not new, not a file that is not SQLite).
@@ -672,9 +701,9 @@ func Rules() []Rule {
 }
 
 // evaluate runs every rule over the report, in table order.
-func evaluate(r *Report, opt WriterOptions) []Finding {
+func evaluate(r *Report, opts Options) []Finding {
 	var out []Finding
-	base := subject{r: r, opt: opt}
+	base := subject{r: r, opt: opts.Writers, exported: opts.JournalModeExported}
 	for _, rl := range rules {
 		if rl.onReport {
 			out = appendMatch(out, rl, base)

@@ -42,7 +42,7 @@ func TestStatfsWitness(t *testing.T) {
 	}
 	r := &Report{DataDirs: []DataDir{{Path: mnt, Resolved: mnt, Exists: true, Inspected: true, Mount: &lie, Databases: []Database{}}}}
 	var got []string
-	for _, f := range evaluate(r, WriterOptions{}) {
+	for _, f := range evaluate(r, Options{}) {
 		if f.ID == "fs-type-mismatch" {
 			got = append(got, string(f.Level)+": "+f.Message)
 		}

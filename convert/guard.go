@@ -243,6 +243,8 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 			Remedy:  []string{"keep journal_mode=DELETE here, or move the data to a named volume or a local filesystem first"}})
 	}
 
+	out = append(out, sillyRenamed(db, opts, d)...)
+
 	unverified := unverifiedProbes(rep, db)
 	if len(unverified) > 0 {
 		msg := "a live-writer probe could not run, so a writer may have been missed: " + strings.Join(unverified, "; ")
@@ -259,6 +261,28 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 		}
 	}
 	return out
+}
+
+// sillyRenamed names the NFS silly-rename files beside db (check's
+// nfs-silly-rename): a refusal, or a note with opts.AllowUnverified. They
+// are evidence, not proof: a crashed client leaves them too, and no probe
+// here sees the processes of other NFS clients.
+func sillyRenamed(db *preflight.Database, opts Options, d *Database) []Refusal {
+	if len(db.NFSSillyRenamed) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("NFS silly-rename files beside the database (%s): a process on some NFS client may still hold a deleted file of this directory open (an old copy of the database or its -wal) and write to it, or a crashed client left them", strings.Join(db.NFSSillyRenamed, ", "))
+	if opts.AllowUnverified {
+		why := " (--allow-unverified)"
+		if opts.Entrypoint {
+			why = " (the --on-unsafe convert policy converts when no writer was seen)"
+		}
+		d.Notes = append(d.Notes, msg+why)
+		return nil
+	}
+	return []Refusal{{Reason: "nfs-silly-rename", Message: msg,
+		Remedy: []string{"on every machine that mounts this export, find the process that holds them (lsof +D " + shell.Quote(filepath.Dir(db.Path)) + ", or fuser on each .nfs file) and stop it",
+			"or, once you have made sure that no client holds them (a crashed client's leftovers): --allow-unverified"}}}
 }
 
 // unverifiedProbes lists the live-writer probes for db that could not run

@@ -16,17 +16,23 @@
 #                 file sharing shows up (cross-vm: unsafe); needs root and
 #                 /dev/fuse
 #
-# Containers, the volume and the FUSE mount are removed on exit; the image is
-# kept (docker rmi preflight-demo). Without a reachable Docker daemon it
-# checks a database on this host instead.
+# Every container and volume gets a name unique to this run
+# (preflight-demo-RUN-...), and on exit the script removes only what it
+# made: its containers, its volume and its FUSE mount. The image is kept as
+# preflight-demo (docker rmi preflight-demo); while the run lasts it uses
+# its own tag, so runs side by side do not use each other's image. Without a
+# reachable Docker daemon it checks a database on this host instead.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-image=preflight-demo
-volume=preflight-demo-data
-label=preflight-demo=1
+# One id per run: names and the label value are this run's alone.
+run_id="$(date -u +%Y%m%d%H%M%S)-$$"
+prefix="preflight-demo-$run_id"
+image="preflight-demo:$run_id"
+volume="$prefix-data"
+label="preflight-demo=$run_id"
 
 say() { printf '%s\n' "$*" >&2; }
 
@@ -52,10 +58,21 @@ fi
 
 work=$(mktemp -d)
 fuse_pid=""
+containers=() # the names of the containers this run started
+made_volume=""
+made_image=""
 cleanup() {
 	set +e
-	docker ps -aq --filter "label=$label" | xargs -r docker rm -f >/dev/null
-	docker volume rm -f "$volume" >/dev/null 2>&1
+	if [ ${#containers[@]} -gt 0 ]; then
+		docker rm -f "${containers[@]}" >/dev/null 2>&1
+	fi
+	if [ -n "$made_volume" ]; then
+		docker volume rm -f "$made_volume" >/dev/null 2>&1
+	fi
+	if [ -n "$made_image" ]; then
+		docker tag "$made_image" preflight-demo >/dev/null 2>&1
+		docker rmi "$made_image" >/dev/null 2>&1 # the run's tag only
+	fi
 	if [ -n "$fuse_pid" ]; then
 		kill -TERM "$fuse_pid" 2>/dev/null
 		wait "$fuse_pid" 2>/dev/null
@@ -66,10 +83,8 @@ cleanup() {
 	rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
-
-# Start clean even if an earlier run was killed before its cleanup.
-docker ps -aq --filter "label=$label" | xargs -r docker rm -f >/dev/null
-docker volume rm -f "$volume" >/dev/null 2>&1 || true
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 say "demo: building image $image"
 mkdir -p "$work/context/bin" "$work/context/rootfs/data"
@@ -79,16 +94,19 @@ docker build -q -t "$image" "$work/context" >/dev/null 2>"$work/build.log" || {
 	cat "$work/build.log" >&2
 	exit 1
 }
+made_image=$image
 
 summary=()
 
 # demo_case TITLE [DOCKER RUN OPTIONS...]: start the app on /data, check
 # /data from inside its container, then run the image as shipped.
 demo_case() {
-	local title=$1 cid code run_code i logs
+	local title=$1 cid code run_code i logs name
 	shift
 	printf '\n== %s ==\n' "$title"
-	cid=$(docker run -d --label "$label" "$@" --entrypoint /demoapp -e DEMO_INTERVAL=200ms "$image")
+	name="$prefix-${#containers[@]}"
+	containers+=("$name" "$name-run")
+	cid=$(docker run -d --name "$name" --label "$label" "$@" --entrypoint /demoapp -e DEMO_INTERVAL=200ms "$image")
 	for i in $(seq 50); do
 		logs=$(docker logs "$cid" 2>&1)
 		case $logs in *"demoapp: pid="*) break ;; esac
@@ -109,7 +127,7 @@ demo_case() {
 
 	printf -- '-- docker run %s (ENTRYPOINT preflight run, then the app)\n' "$image"
 	set +e
-	docker run --rm --label "$label" "$@" -e DEMO_ROWS=2 "$image" 2>&1
+	docker run --rm --name "$name-run" --label "$label" "$@" -e DEMO_ROWS=2 "$image" 2>&1
 	run_code=$?
 	set -e
 	printf -- '-> exit code %s\n' "$run_code"
@@ -121,6 +139,7 @@ chmod 0777 "$work/bind" # whatever the umask: the app runs as uid 65532
 demo_case "bind mount" -v "$work/bind:/data"
 
 docker volume create --label "$label" "$volume" >/dev/null
+made_volume=$volume
 demo_case "named volume" -v "$volume:/data"
 
 demo_case "no volume"

@@ -56,6 +56,7 @@ func (c *RunCmd) Run(g *Globals) error {
 		return err
 	}
 	opts.Writers.Starting = true
+	opts.JournalModeExported = len(exports) > 0
 	opts.Writers.Converted = convertedBefore(g, c.LogFormat, opts.Paths)
 	r, err := preflight.Check(context.Background(), opts)
 	if err != nil {

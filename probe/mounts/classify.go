@@ -2,6 +2,7 @@ package mounts
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,11 @@ type Mount struct {
 	// Statfs is what statfs(2) said about the path on this machine, when
 	// it was asked (never for a saved table): the second witness.
 	Statfs *Witness `json:"statfs,omitempty"`
+	// Soft is set for an NFS mount (nfs, nfs4) with the soft or softerr
+	// option: after its retries a request fails with an I/O error (EIO,
+	// ETIMEDOUT) instead of waiting for the server, and nfs(5) warns that
+	// this "can cause silent data corruption in certain cases".
+	Soft bool `json:"nfs_soft,omitempty"`
 }
 
 var (
@@ -102,7 +108,8 @@ func Classify(m *mountinfo.Info) Mount {
 		Options:    joinOptions(m.Options, m.VFSOptions),
 	}
 	fstype := strings.ToLower(m.FSType)
-	out.NoLocks = hasOption(out.Options, "nobrl", "nolock", "local_lock=all", "local_lock=posix")
+	out.NoLocks = len(LocalLockOptions(out.Options)) > 0
+	out.Soft = (fstype == "nfs" || fstype == "nfs4") && hasOption(out.Options, "soft", "softerr")
 	src := m.Source
 	var what string // the explanation after "FSTYPE mount from SOURCE: "
 
@@ -263,6 +270,27 @@ func efsTLSPort(opts string) bool {
 // hasOption reports whether opts holds any of names. Options are split on
 // ',' and each option again on ';' (9p's aname=drvfs;path=C:\;... is one
 // comma-separated option).
+// localLockOptions are the mount options that keep byte-range (POSIX)
+// locks on the client: nobrl (cifs(5)), nolock and local_lock=all or
+// local_lock=posix (nfs(5)).
+var localLockOptions = []string{"nobrl", "nolock", "local_lock=all", "local_lock=posix"}
+
+// LocalLockOptions lists, in the order written, the options of opts (a
+// comma-joined option string, as in Mount.Options) that keep byte-range
+// locks on this client, so that other clients never see them; nil when
+// there are none (Mount.NoLocks is false).
+func LocalLockOptions(opts string) []string {
+	var out []string
+	for o := range strings.SplitSeq(opts, ",") {
+		for sub := range strings.SplitSeq(o, ";") {
+			if slices.Contains(localLockOptions, sub) {
+				out = append(out, sub)
+			}
+		}
+	}
+	return out
+}
+
 func hasOption(opts string, names ...string) bool {
 	for o := range strings.SplitSeq(opts, ",") {
 		for sub := range strings.SplitSeq(o, ";") {

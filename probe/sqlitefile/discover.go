@@ -102,8 +102,9 @@ var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
 //     goes on: every file with a database name is still inspected.
 //
 // Files whose names end in -wal, -shm or -journal are never listed or read;
-// they are reported as the sidecars of their database. Symlinks to files and
-// directories are followed; a directory already walked at the same or a
+// they are reported as the sidecars of their database. Nor are NFS
+// silly-rename files (IsNFSSillyRename), whatever their header. Symlinks to
+// files and directories are followed; a directory already walked at the same or a
 // shallower depth is not walked again, so symlink loops end. A database
 // reached twice (same device and inode, through symlinks, hard links or
 // overlapping dirs) is listed once under the first path found. Unreadable
@@ -242,6 +243,12 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 		}
 		for _, e := range entries {
 			name := e.Name()
+			if IsNFSSillyRename(name) {
+				// A file an NFS client deleted while it was open (an old
+				// database or -wal): not a database in use, whatever its
+				// header; NFSSillyRenamed reports it.
+				continue
+			}
 			if isSidecarName(name) {
 				if main, ok := strings.CutSuffix(name, "-wal"); ok {
 					w.orphanWAL(filepath.Join(d.path, main))
