@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/preflight-sqlite/preflight/convert"
+)
+
+// cliWALDatabase has Debian's sqlite3 create dir/name in WAL mode, commit
+// one single-row transaction per statement (one frame each), and copy the
+// database and its -wal while the connection is still open, so the copies
+// hold a hot WAL. It skips the test when sqlite3 is missing, unless CI=true.
+func cliWALDatabase(t *testing.T, dir, name string, stmts ...string) string {
+	t.Helper()
+	sqlite3, err := exec.LookPath("sqlite3")
+	if err != nil {
+		skipOrFail(t, "sqlite3 command-line shell not found (install the sqlite3 package): "+err.Error())
+	}
+	src := filepath.Join(t.TempDir(), "src.db")
+	path := filepath.Join(dir, name)
+	script := strings.Join(append(append([]string{
+		"PRAGMA journal_mode=WAL;",
+		"PRAGMA wal_autocheckpoint=0;",
+		"CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);",
+		"PRAGMA wal_checkpoint(TRUNCATE);",
+	}, stmts...),
+		".shell cp "+src+" "+path,
+		".shell cp "+src+"-wal "+path+"-wal",
+	), "\n")
+	cmd := exec.Command(sqlite3, src)
+	cmd.Stdin = strings.NewReader(script)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3 %s: %v\n%s", src, err, out)
+	}
+	return path
+}
+
+// damageWAL overwrites 4 bytes at offset off of frame i (1-based) of
+// path's -wal with v.
+func damageWAL(t *testing.T, path string, i, off int, v uint32) {
+	t.Helper()
+	b, err := os.ReadFile(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := int(binary.BigEndian.Uint32(b[8:]))
+	binary.BigEndian.PutUint32(b[32+(i-1)*(24+pageSize)+off:], v)
+	if err := os.WriteFile(path+"-wal", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshotFiles reads path and its -wal, -shm and -journal (nil when absent).
+func snapshotFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	for _, s := range []string{"", "-wal", "-shm", "-journal"} {
+		b, err := os.ReadFile(path + s)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		m[s] = b
+	}
+	return m
+}
+
+func wantSameFiles(t *testing.T, path string, before map[string][]byte) {
+	t.Helper()
+	for s, b := range snapshotFiles(t, path) {
+		if !bytes.Equal(b, before[s]) {
+			t.Errorf("%s%s changed (%d bytes, was %d)", path, s, len(b), len(before[s]))
+		}
+	}
+}
+
+// A three-frame WAL, three committed transactions, whose frame 2 is
+// broken: check --deep reports the two transactions SQLite would drop and
+// convert refuses, whether the break is a zeroed checksum word or zeroed
+// salts.
+func TestDeepBrokenFrameBeforeCommit(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		off    int // in the frame header
+		reason string
+	}{
+		{"checksum word zeroed", 16, "checksum mismatch"},
+		{"salt-1 zeroed", 8, "salt mismatch"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := cliWALDatabase(t, dir, "app.db",
+				"INSERT INTO t(v) VALUES ('a');", "INSERT INTO t(v) VALUES ('b');", "INSERT INTO t(v) VALUES ('c');")
+			damageWAL(t, path, 2, tt.off, 0)
+			before := snapshotFiles(t, path)
+
+			out, stderr, code := runMain(t, "check", "--deep", "--docker", "off", "--format", "json", dir)
+			r := decodeReport(t, out)
+			var msg string
+			for _, f := range r.Findings {
+				if f.ID == "wal-invalid-frames" && f.Level == "error" {
+					msg = f.Message
+				}
+			}
+			if code != exitUnsafe || msg == "" {
+				t.Fatalf("check --deep, frame 2 %s: exit %d, findings %v; want %d with wal-invalid-frames\n%s", tt.name, code, findingIDs(r), exitUnsafe, stderr)
+			}
+			if want := "breaks at frame 2 (" + tt.reason + "), and 1 valid-looking frames with 1 commits follow"; !strings.Contains(msg, want) {
+				t.Errorf("wal-invalid-frames message %q, want it to contain %q", msg, want)
+			}
+
+			out, stderr, code = runMain(t, "convert", "--docker", "off", "--allow-unverified", "--format", "json", path)
+			var res convert.Result
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("convert --format json: %v\n%s\n%s", err, out, stderr)
+			}
+			if code != exitUnsafe || len(res.Databases) != 1 || res.Databases[0].Status != convert.StatusRefused ||
+				len(res.Databases[0].Refusals) == 0 || res.Databases[0].Refusals[0].Reason != "wal-loss" {
+				t.Errorf("convert, frame 2 %s: exit %d, %+v; want %d, refused for wal-loss\n%s", tt.name, code, res.Databases, exitUnsafe, stderr)
+			}
+			wantSameFiles(t, path, before)
+		})
+	}
+}
+
+// A torn last transaction (its frame cut short by a crash) is what SQLite's
+// recovery exists for: check --deep stays quiet about the WAL.
+func TestDeepTornLastTransaction(t *testing.T) {
+	dir := t.TempDir()
+	path := cliWALDatabase(t, dir, "app.db",
+		"INSERT INTO t(v) VALUES ('a');", "INSERT INTO t(v) VALUES ('b');", "INSERT INTO t(v) VALUES (hex(randomblob(6000)));")
+	b, err := os.ReadFile(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := int(binary.BigEndian.Uint32(b[8:]))
+	frames := (len(b) - 32) / (24 + pageSize)
+	if frames < 4 {
+		t.Fatalf("sqlite3 WAL has %d frames, want a last transaction of 2 or more", frames)
+	}
+	// The last transaction's first frame (frame 3) is half written, the file
+	// ends there.
+	end := 32 + 3*(24+pageSize)
+	clear(b[end-pageSize/2 : end])
+	if err := os.WriteFile(path+"-wal", b[:end], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runMain(t, "check", "--deep", "--docker", "off", "--format", "json", dir)
+	r := decodeReport(t, out)
+	for _, f := range r.Findings {
+		if strings.HasPrefix(f.ID, "wal-") {
+			t.Errorf("check --deep with a torn last transaction: finding %s %s: %s\n%s", f.ID, f.Level, f.Message, stderr)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("check --deep with a torn last transaction: exit %d, findings %v; want %d", code, findingIDs(r), exitOK)
+	}
+}
+
+// Frames of an older generation after the current ones (the log restarted
+// after a checkpoint) are wal-stale, info: nothing is lost.
+func TestDeepStaleWAL(t *testing.T) {
+	dir := t.TempDir()
+	path := cliWALDatabase(t, dir, "app.db",
+		"INSERT INTO t(v) VALUES ('a');", "INSERT INTO t(v) VALUES ('b');", "INSERT INTO t(v) VALUES ('c');",
+		"PRAGMA wal_checkpoint(RESTART);", "INSERT INTO t(v) VALUES ('d');")
+	out, stderr, code := runMain(t, "check", "--deep", "--docker", "off", "--format", "json", dir)
+	r := decodeReport(t, out)
+	if code != exitOK || strings.Join(findingIDs(r), ",") != "wal-stale:info" {
+		t.Errorf("check --deep %s with a restarted WAL: exit %d, findings %v; want %d, [wal-stale:info]\n%s", path, code, findingIDs(r), exitOK, stderr)
+	}
+}
