@@ -195,7 +195,7 @@ type Refusal struct {
 	// unverified, litestream, wal-loss, needs-confirmation, unsafe-fs,
 	// activity, reenabled (the entrypoint policy does not convert a
 	// database again that the application switched back to WAL),
-	// wal-without-database.
+	// wal-without-database, db-header-damaged.
 	Reason  string   `json:"reason"`
 	Message string   `json:"message"`
 	Remedy  []string `json:"remedy,omitempty"`

@@ -57,8 +57,9 @@ var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
 //     is listed even when its header is not SQLite (NotSQLite) or it cannot
 //     be read (Err), or it is empty (New);
 //   - otherwise, when its first 16 bytes are the header string
-//     "SQLite format 3\x00" (an empty file or one with another header string
-//     is not listed). Every such file is opened to read those 16 bytes.
+//     "SQLite format 3\x00", or when a -wal or -journal exists beside it
+//     (an empty file or one with another header string is not listed
+//     otherwise). Every such file is opened to read those 16 bytes.
 //
 // Files whose names end in -wal, -shm or -journal are never listed or read;
 // they are reported as the sidecars of their database. Symlinks to files and

@@ -35,6 +35,10 @@ type Database struct {
 	// NotSQLite reports a file whose first bytes are not a SQLite header
 	// (bad header string, or a truncated header). Err says which.
 	NotSQLite bool `json:"not_sqlite,omitempty"`
+	// Format is what the first bytes of a NotSQLite file look like (zeros,
+	// a truncated SQLite header, another program's format); empty unless
+	// NotSQLite.
+	Format Format `json:"format,omitempty"`
 	// Err is why the file could not be read or parsed, e.g.
 	// "open /data/app.db: permission denied" or
 	// "read header /data/app.db: truncated header: 50 of 100 bytes".
@@ -122,7 +126,7 @@ func inspect(path string, sniff bool) (db Database, found bool, err error) {
 		return db, found, &fs.PathError{Op: "inspect", Path: path, Err: fmt.Errorf("not a regular file (mode %v)", fi.Mode().Type())}
 	}
 	db.SizeBytes = fi.Size()
-	if sniff && db.SizeBytes < int64(magicSize) {
+	if sniff && db.SizeBytes < int64(magicSize) && !hasJournal(path) {
 		return db, false, nil
 	}
 	if !sniff && db.SizeBytes == 0 {
@@ -138,7 +142,7 @@ func inspect(path string, sniff bool) (db Database, found bool, err error) {
 		if err != nil && err != io.EOF {
 			return db, false, &fs.PathError{Op: "read header", Path: path, Err: err}
 		}
-		if !bytes.Equal(buf[:n], []byte(magic)) {
+		if !bytes.Equal(buf[:n], []byte(magic)) && !hasJournal(path) {
 			return db, false, nil
 		}
 		found = true
@@ -156,12 +160,24 @@ func inspect(path string, sniff bool) (db Database, found bool, err error) {
 	h, err := ParseHeader(buf[:n])
 	if err != nil {
 		db.NotSQLite = true
+		db.Format = SniffFormat(buf[:n])
 		return db, found, &fs.PathError{Op: "read header", Path: path, Err: err}
 	}
 	db.Header = &h
 	db.JournalMode = h.JournalMode()
 	db.PageSize = h.PageSize
 	return db, found, nil
+}
+
+// hasJournal reports whether path+"-wal" or path+"-journal" exists: names
+// only SQLite gives, so path is a database whatever its own name and bytes.
+func hasJournal(path string) bool {
+	for _, s := range []string{"-wal", "-journal"} {
+		if _, err := os.Lstat(path + s); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // statSidecars fills db's WAL, SHM and Journal from os.Stat. It returns the
