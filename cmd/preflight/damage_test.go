@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/preflight-sqlite/preflight/convert"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
 // cliWALDatabase has Debian's sqlite3 create dir/name in WAL mode, commit
@@ -174,5 +176,122 @@ func TestDeepStaleWAL(t *testing.T) {
 	r := decodeReport(t, out)
 	if code != exitOK || strings.Join(findingIDs(r), ",") != "wal-stale:info" {
 		t.Errorf("check --deep %s with a restarted WAL: exit %d, findings %v; want %d, [wal-stale:info]\n%s", path, code, findingIDs(r), exitOK, stderr)
+	}
+}
+
+// driverWALDatabase makes dir/name with the Go driver in WAL mode with
+// rows rows of 1000 bytes, no checkpoint, and copies the database and its
+// -wal while the connection is open.
+func driverWALDatabase(t *testing.T, dir, name string, rows int) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src.db")
+	db := testdb.Open(t, src, "wal", 0)
+	defer db.Close()
+	if _, err := db.Exec("PRAGMA wal_autocheckpoint=0"); err != nil {
+		t.Fatal(err)
+	}
+	for range rows {
+		if _, err := db.Exec("insert into t(v) values (hex(randomblob(500)))"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, name)
+	for _, s := range []string{"", "-wal"} {
+		b, err := os.ReadFile(src + s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+s, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// zeroFirstPage zero-fills the first 4096 bytes of path.
+func zeroFirstPage(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(make([]byte, 4096), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A database whose first page was zero-filled, with hundreds of KB of
+// frames in its -wal, is a damaged database, whatever its name: check
+// says so as an error and describes the -wal, convert refuses it, and no
+// file changes.
+func TestDamagedHeaderWithWAL(t *testing.T) {
+	for _, name := range []string{"app.sqlite", "store"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := driverWALDatabase(t, dir, name, 60)
+			zeroFirstPage(t, path)
+			walBytes, err := os.ReadFile(path + "-wal")
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames := (len(walBytes) - 32) / (24 + 4096)
+			if len(walBytes) < 200<<10 {
+				t.Fatalf("-wal of %d bytes, want 200 KB or more", len(walBytes))
+			}
+			before := snapshotFiles(t, path)
+
+			out, stderr, code := runMain(t, "check", "--docker", "off", "--format", "json", dir)
+			r := decodeReport(t, out)
+			ids := strings.Join(findingIDs(r), ",")
+			if code != exitUnsafe || !strings.Contains(ids, "db-header-damaged:error") || strings.Contains(ids, "not-sqlite") {
+				t.Fatalf("check %s with a zeroed first page: exit %d, findings %v; want %d, db-header-damaged and no not-sqlite\n%s", name, code, ids, exitUnsafe, stderr)
+			}
+			var msg string
+			for _, f := range r.Findings {
+				if f.ID == "db-header-damaged" {
+					msg = f.Message
+				}
+			}
+			for _, want := range []string{
+				"all zero",
+				fmt.Sprintf("holds %d frames of 4096-byte pages", frames),
+				"with 61 committed transactions", // the CREATE TABLE and 60 inserts
+			} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("db-header-damaged message %q, want it to contain %q", msg, want)
+				}
+			}
+
+			out, stderr, code = runMain(t, "convert", "--docker", "off", "--allow-unverified", "--format", "json", path)
+			var res convert.Result
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("convert --format json: %v\n%s\n%s", err, out, stderr)
+			}
+			if code != exitUnsafe || len(res.Databases) != 1 || res.Databases[0].Status != convert.StatusRefused ||
+				len(res.Databases[0].Refusals) == 0 || res.Databases[0].Refusals[0].Reason != "db-header-damaged" {
+				t.Errorf("convert %s with a zeroed first page: exit %d, %+v; want %d, refused for db-header-damaged\n%s", name, code, res.Databases, exitUnsafe, stderr)
+			}
+			wantSameFiles(t, path, before)
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 2 {
+				t.Errorf("after check and convert, %s holds %d entries, want the database and its -wal", dir, len(entries))
+			}
+		})
+	}
+}
+
+// A .db file in another program's format, alone, stays not-sqlite (warn).
+func TestNotSQLiteOtherFormat(t *testing.T) {
+	dir := t.TempDir()
+	page := make([]byte, 4096)
+	binary.LittleEndian.PutUint32(page[16:], 0xED0CDAED) // a bbolt meta page
+	if err := os.WriteFile(filepath.Join(dir, "bolt.db"), page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runMain(t, "check", "--docker", "off", "--format", "json", dir)
+	r := decodeReport(t, out)
+	if ids := strings.Join(findingIDs(r), ","); code != exitWarn || ids != "not-sqlite:warn" {
+		t.Errorf("check with a bbolt bolt.db: exit %d, findings %v; want %d, [not-sqlite:warn]", code, ids, exitWarn)
 	}
 }
