@@ -70,21 +70,30 @@ func readDamagedWALs(ctx context.Context, r *Report, timeout time.Duration) {
 
 // damagedDBRule is db-header-damaged.
 var damagedDBRule = rule{
-	Rule: Rule{"db-header-damaged", LevelError, "a file named like a database, or with a -wal or -journal beside it, has no valid SQLite header: a damaged database, not another program's file; convert refuses it"}, onDB: true,
+	Rule: Rule{"db-header-damaged", LevelError, "a file named like a database, or with a -wal or -journal beside it, has no valid SQLite header: a damaged database, not another program's file; convert refuses it. Warn when only the name says so and the bytes are of no known format (an encrypted database looks the same)"}, onDB: true,
 	match: func(s subject) (string, Level, bool) {
 		if !DamagedDB(s.db) {
 			return "", "", false
 		}
+		// Only a name against bytes of no known format: an encrypted
+		// database (SQLCipher) looks the same, so warn.
+		lvl := Level("")
+		if s.db.Format == sqlitefile.FormatUnknown && !s.db.WAL.Exists && !s.db.Journal.Exists {
+			lvl = LevelWarn
+		}
 		return fmt.Sprintf("%s has no valid SQLite header (%s) but %s: a damaged database, not another program's file. %s",
-			s.db.Path, headerBytes(s.db), strings.Join(damagedSigns(s.db), " and "), walHolds(s.db)), "", true
+			s.db.Path, headerBytes(s.db), strings.Join(damagedSigns(s.db), " and "), walHolds(s.db)), lvl, true
 	},
 	remedy: func(s subject) []string {
 		q := shell.Quote(s.db.Path)
-		return []string{
-			"Keep every file: stop the application and copy them aside together before anything opens the database: cp -a " + q + "* SAFE_DIR/ (the database, -wal, -shm and -journal). Delete, truncate or recreate none of them; preflight convert refuses this database.",
-			"Restore the database from a backup. The -wal's frames are the newest versions of the pages they hold and belong to this file alone: never put the -wal beside another copy of the database. A recovery tool needs the copies, not the originals.",
-			"If the file is an encrypted database (SQLCipher) or another program's file: --ignore db-header-damaged.",
+		out := []string{"Keep every file: stop the application and copy them aside together before anything opens the database: cp -a " + q + "* SAFE_DIR/ (the database, -wal, -shm and -journal). Delete, truncate or recreate none of them; preflight convert refuses this database."}
+		if w := s.db.DamagedWAL; w != nil && w.Page1Frame > 0 {
+			c := shell.Quote(filepath.Join("SAFE_DIR", filepath.Base(s.db.Path)))
+			out = append(out, "The -wal holds the header: on the copy, sqlite3 "+c+" 'PRAGMA wal_checkpoint(TRUNCATE); PRAGMA quick_check;' writes page 1 back; if that prints ok, move the repaired copy over the original while the application is stopped (the original -wal holds the same frames and may stay).")
+		} else {
+			out = append(out, "Restore the database from a backup. The -wal's frames are the newest versions of the pages they hold and belong to this file alone: never put the -wal beside another copy of the database. A recovery tool needs the copies, not the originals.")
 		}
+		return append(out, "If the file is an encrypted database (SQLCipher) or another program's file: --ignore db-header-damaged.")
 	},
 }
 
@@ -137,5 +146,9 @@ func walHolds(db *Database) string {
 	if w.Discards() {
 		msg += fmt.Sprintf(", and %d more valid-looking frames with %d commits after a break at frame %d", w.ValidLookingAfter, w.CommitsAfterBreak, w.FirstInvalidFrame)
 	}
-	return msg + ": the newest versions of those pages."
+	msg += ": the newest versions of those pages."
+	if w.Page1Frame > 0 {
+		return msg + fmt.Sprintf(" Page 1, with the database header, is in frame %d: SQLite reads it from the -wal, so the database opens as long as the -wal stays beside it, and a checkpoint writes the header back.", w.Page1Frame)
+	}
+	return msg + " Page 1 is not among its committed frames: SQLite cannot open the database."
 }

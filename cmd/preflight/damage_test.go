@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -257,10 +258,14 @@ func TestDamagedHeaderWithWAL(t *testing.T) {
 				"all zero",
 				fmt.Sprintf("holds %d frames of 4096-byte pages", frames),
 				"with 61 committed transactions", // the CREATE TABLE and 60 inserts
+				"Page 1, with the database header, is in frame",
 			} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("db-header-damaged message %q, want it to contain %q", msg, want)
 				}
+			}
+			if name == "app.sqlite" {
+				checkpointCopyRepairs(t, path)
 			}
 
 			out, stderr, code = runMain(t, "convert", "--docker", "off", "--allow-unverified", "--format", "json", path)
@@ -293,5 +298,83 @@ func TestNotSQLiteOtherFormat(t *testing.T) {
 	r := decodeReport(t, out)
 	if ids := strings.Join(findingIDs(r), ","); code != exitWarn || ids != "not-sqlite:warn" {
 		t.Errorf("check with a bbolt bolt.db: exit %d, findings %v; want %d, [not-sqlite:warn]", code, ids, exitWarn)
+	}
+}
+
+// run does not start the application over a damaged database with a -wal,
+// whatever --on-unsafe says.
+func TestRunRefusesDamagedHeader(t *testing.T) {
+	dir := t.TempDir()
+	path := driverWALDatabase(t, dir, "app.sqlite", 5)
+	zeroFirstPage(t, path)
+	before := snapshotFiles(t, path)
+	out, stderr, code, _ := runBin(t, nil, "run", "--docker", "off", "--data-dir", dir, "--", "/bin/echo", "started")
+	if code != exitUnsafe || strings.Contains(out, "started") || !strings.Contains(stderr, "start-refused") {
+		t.Errorf("run over a zero-filled first page with a -wal: exit %d, stdout %q, stderr %q; want %d, not started", code, out, stderr, exitUnsafe)
+	}
+	wantSameFiles(t, path, before)
+}
+
+// A .db of random bytes alone (an encrypted database looks the same) is
+// db-header-damaged at warn level; convert still refuses it.
+func TestDamagedHeaderUnknownBytes(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "vault.db")
+	b := make([]byte, 8192)
+	for i := range b {
+		b[i] = byte(i*131 + i/7) // no zeros run, no known magic
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runMain(t, "check", "--docker", "off", "--format", "json", dir)
+	r := decodeReport(t, out)
+	if ids := strings.Join(findingIDs(r), ","); code != exitWarn || ids != "db-header-damaged:warn" {
+		t.Errorf("check with a vault.db of unknown bytes: exit %d, findings %v; want %d, [db-header-damaged:warn]", code, ids, exitWarn)
+	}
+	out, stderr, code := runMain(t, "convert", "--docker", "off", "--allow-unverified", "--format", "json", path)
+	var res convert.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("convert --format json: %v\n%s\n%s", err, out, stderr)
+	}
+	if code != exitUnsafe || len(res.Databases) != 1 || res.Databases[0].Status != convert.StatusRefused {
+		t.Errorf("convert vault.db of unknown bytes: exit %d, %+v; want %d, refused", code, res.Databases, exitUnsafe)
+	}
+}
+
+// checkpointCopyRepairs follows db-header-damaged's remedy for a -wal that
+// holds page 1, on copies of path and its -wal: a checkpoint writes the
+// header back, quick_check passes and every row is there.
+func checkpointCopyRepairs(t *testing.T, path string) {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), filepath.Base(path))
+	for _, s := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cp+s, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := sql.Open("sqlite", testdb.DSN(cp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var busy, log, done, rows int
+	var ok string
+	if err := db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil {
+		t.Fatalf("checkpoint of the copy: %v", err)
+	}
+	if err := db.QueryRow("PRAGMA quick_check").Scan(&ok); err != nil || ok != "ok" {
+		t.Errorf("quick_check of the checkpointed copy = %q, %v; want ok", ok, err)
+	}
+	if err := db.QueryRow("select count(*) from t").Scan(&rows); err != nil || rows != 60 {
+		t.Errorf("rows in the checkpointed copy = %d, %v; want 60", rows, err)
+	}
+	b, err := os.ReadFile(cp)
+	if err != nil || !bytes.HasPrefix(b, []byte("SQLite format 3\x00")) {
+		t.Errorf("checkpointed copy does not start with the SQLite header (%v)", err)
 	}
 }

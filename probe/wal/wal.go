@@ -131,6 +131,11 @@ type Report struct {
 	// LastCommitFrame (the size of the database after a checkpoint), 0 if
 	// there is no commit frame.
 	DBSizePages uint32 `json:"db_size_pages"`
+	// Page1Frame is the last frame at or before LastCommitFrame that holds
+	// page 1, whose first 100 bytes are the database header; 0 if none.
+	// SQLite reads page 1 from that frame, not from the database file, as
+	// long as the log is there, and a checkpoint writes it back.
+	Page1Frame int `json:"page1_frame,omitempty"`
 	// BytesAfterLastCommit is SizeBytes minus the end offset of frame
 	// LastCommitFrame (or of the header when LastCommitFrame is 0): the bytes
 	// SQLite ignores. 0 for an empty log.
@@ -324,6 +329,7 @@ type scan struct {
 	hdr          [2][2]uint32
 	recent       [chainWindow][2]uint32 // stored checksums of the last frames, a ring
 	nRecent      int                    // frames seen so far
+	page1        int                    // last valid frame holding page 1
 	carry        [2]uint32              // the carried chain after the break, see after
 	carrying     bool                   // carry is live
 }
@@ -370,10 +376,14 @@ func (s *scan) run(br *bufio.Reader) error {
 			}
 			if reason == "" {
 				rep.ValidFrames++
+				if pgno == 1 {
+					s.page1 = i
+				}
 				if commit != 0 {
 					rep.CommittedTxns++
 					rep.LastCommitFrame = i
 					rep.DBSizePages = commit
+					rep.Page1Frame = s.page1
 				}
 			} else {
 				s.broken = true

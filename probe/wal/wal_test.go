@@ -46,6 +46,11 @@ func wantPrefix(w walBytes, valid int) wal.Report {
 	if lc > 0 {
 		r.DBSizePages = be.Uint32(w.frame(lc)[4:])
 	}
+	for i := 1; i <= lc; i++ {
+		if be.Uint32(w.frame(i)[0:]) == 1 {
+			r.Page1Frame = i
+		}
+	}
 	return r
 }
 
