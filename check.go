@@ -166,6 +166,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	// Phase 3: live writers (raw reads first), health, the rules.
 	probeWriters(ctx, r, opts.Writers)
 	checkHealth(ctx, r, opts.Health)
+	readDamagedWALs(ctx, r, opts.FSTimeout)
 	if opts.Health.ProbeFS {
 		probeFilesystems(r)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+	"github.com/preflight-sqlite/preflight/probe/wal"
 )
 
 // Schema names the version of the JSON report. It changes only when a field
@@ -126,6 +127,15 @@ type Database struct {
 	HeaderProblems []health.Problem `json:"header_problems,omitempty"`
 	// Health is what --deep found; nil without --deep.
 	Health *Health `json:"health,omitempty"`
+	// DamagedWAL is the frame chain of the -wal beside a damaged database
+	// (see DamagedDB), read in every check: what the -wal holds may be all
+	// that is left. Nil for any other database, and when the -wal holds no
+	// frame or could not be read (DamagedWALErr says why).
+	DamagedWAL *wal.Report `json:"damaged_db_wal,omitempty"`
+	// DamagedWALErr is why the -wal of a damaged database could not be read
+	// as a WAL, e.g. "validate /data/app.db-wal: not a WAL file: magic
+	// 0x00000000"; empty otherwise.
+	DamagedWALErr string `json:"damaged_db_wal_error,omitempty"`
 
 	// resolved is the database path with symlinks resolved: where SQLite
 	// creates its -wal and -shm.

@@ -420,20 +420,24 @@ var rules = []rule{
 			return []string{"Stop the application, move the linked file's content back beside the database under its own name only if it holds committed transactions (a -wal does; keep a copy of everything first), and remove the link; move the whole data directory instead if it must live elsewhere."}
 		},
 	},
+	damagedDBRule,
 	{
-		Rule: Rule{"not-sqlite", LevelWarn, "a file named like a database is not a SQLite database (bad magic or truncated header)"}, onDB: true,
+		Rule: Rule{"not-sqlite", LevelWarn, "a file given as a database, or named like one, holds another program's format (text, bbolt, Berkeley DB, DuckDB, H2), or, given by path, bytes of no known format"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
-			if !s.db.NotSQLite {
+			if !s.db.NotSQLite || DamagedDB(s.db) {
 				return "", "", false
 			}
 			why := "its header does not start with \"SQLite format 3\""
 			if s.db.Err != "" {
 				why = s.db.Err
 			}
+			if s.db.Format.Other() {
+				why = fmt.Sprintf("its first bytes are %s, not a SQLite header", s.db.Format)
+			}
 			return fmt.Sprintf("%s is not a SQLite database: %s", s.db.Path, why), "", true
 		},
 		remedy: func(s subject) []string {
-			return []string{"If this file belongs to another program (BoltDB, LevelDB and others also use .db), ignore it: --ignore not-sqlite. If it should be a SQLite database, its header is damaged or truncated: SQLite cannot open it; restore it from a backup."}
+			return []string{"If this file belongs to another program, ignore it: --ignore not-sqlite. If it should be a SQLite database, its header is overwritten: keep a copy of it and everything beside it, and restore it from a backup."}
 		},
 	},
 	{

@@ -200,7 +200,7 @@ type Refusal struct {
 	// activity, reenabled (the entrypoint policy does not convert a
 	// database again that the application switched back to WAL),
 	// failed-before (nor one whose attempt at an earlier start failed
-	// while its backup is still there), wal-without-database.
+	// while its backup is still there), wal-without-database, db-header-damaged.
 	Reason  string   `json:"reason"`
 	Message string   `json:"message"`
 	Remedy  []string `json:"remedy,omitempty"`

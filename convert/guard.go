@@ -57,6 +57,12 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		return d
 	}
 	switch {
+	case preflight.DamagedDB(db):
+		d.Status = StatusRefused
+		d.Refusals = append(d.Refusals, Refusal{Reason: "db-header-damaged",
+			Message: fmt.Sprintf("%s has no valid SQLite header but is a database (see preflight check's db-header-damaged): converting would open it, and SQLite cannot; nothing was changed", db.Path),
+			Remedy:  []string{"keep every file: copy the database, -wal, -shm and -journal aside together and restore the database from a backup; delete none of them"}})
+		return d
 	case db.NotSQLite:
 		return fail(fmt.Errorf("%s is not a SQLite database: %s", db.Path, nonEmpty(db.Err, "bad header")), "check the path; nothing was changed")
 	case db.New && db.WAL.SizeBytes > sqlitefile.WALHeaderSize:

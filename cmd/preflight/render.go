@@ -77,6 +77,8 @@ func renderText(w io.Writer, r *preflight.Report) error {
 
 func dbMode(db preflight.Database) string {
 	switch {
+	case preflight.DamagedDB(&db):
+		return "damaged header"
 	case db.NotSQLite:
 		return "not sqlite"
 	case db.New:

@@ -79,12 +79,14 @@ func (c *RunCmd) Run(g *Globals) error {
 				return err
 			}
 		}
-		// Starting the application would delete the only copy of the data
-		// (SQLite removes a -wal beside an empty database file on open):
+		// Starting the application could destroy the only copy of the data
+		// (SQLite removes a -wal beside an empty database file on open; an
+		// application that cannot open a damaged database may recreate it):
 		// whatever --on-unsafe says, unless the finding is ignored.
 		for _, f := range r.Findings {
-			if f.ID == "wal-without-database" && f.Level == preflight.LevelError {
-				logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", f.Path, fmt.Sprintf("not starting %s: opening the database would delete its -wal and the data in it (--ignore wal-without-database to start anyway)", argv[0]), nil)
+			why, ok := startRefusals[f.ID]
+			if ok && f.Level == preflight.LevelError {
+				logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", f.Path, fmt.Sprintf("not starting %s: %s (--ignore %s to start anyway)", argv[0], why, f.ID), nil)
 				return &exitError{code: exitUnsafe}
 			}
 		}
@@ -204,4 +206,11 @@ func oneLine(s string) string {
 	}
 	q := strconv.Quote(s)
 	return q[1 : len(q)-1]
+}
+
+// startRefusals are the findings that stop run from starting the
+// application whatever --on-unsafe says, with the reason logged.
+var startRefusals = map[string]string{
+	"wal-without-database": "opening the database would delete its -wal and the data in it",
+	"db-header-damaged":    "the database's header is damaged; an application that fails to open it may recreate it and lose its -wal and what is left",
 }

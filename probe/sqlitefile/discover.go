@@ -94,7 +94,8 @@ var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
 //     be read (Err), or it is empty (New);
 //   - otherwise, when it is at least MinSniffSize bytes and its first 16
 //     bytes are the header string "SQLite format 3\x00" (a smaller file or
-//     one with another header string is not listed). Such files are
+//     one with another header string is not listed, unless a -wal or
+//     -journal exists beside it). Such files are
 //     looked at within a budget per element of dirs (opts.SniffMax files
 //     opened, and none after opts.SniffTime from the start of its walk);
 //     once it runs out, the remaining ones are counted in
@@ -241,6 +242,7 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 				continue
 			}
 		}
+		journaled := journaledNames(entries)
 		for _, e := range entries {
 			name := e.Name()
 			if IsNFSSillyRename(name) {
@@ -256,7 +258,7 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 				continue
 			}
 			p := filepath.Join(d.path, name)
-			if e.Type().IsRegular() && !hasDBExt(name) {
+			if e.Type().IsRegular() && !hasDBExt(name) && !journaled[name] {
 				w.sniff(p)
 				continue
 			}
@@ -279,11 +281,11 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 				} else {
 					w.res.NotSearched++
 				}
-			case fi.Mode().IsRegular() && !hasDBExt(name):
+			case fi.Mode().IsRegular() && !hasDBExt(name) && !journaled[name]:
 				// A symlink to a file without a database name.
 				w.sniffStat(p, fi)
 			case fi.Mode().IsRegular():
-				w.file(p, fi, false)
+				w.file(p, fi, true)
 			}
 		}
 	}
@@ -355,15 +357,16 @@ func (w *walker) sniffStat(p string, fi fs.FileInfo) {
 	w.progress()
 }
 
-// file looks at the regular file p. explicit means p was given to Discover.
-func (w *walker) file(p string, fi fs.FileInfo, explicit bool) {
+// file looks at the regular file p. named means p is a database whatever
+// its bytes: it was given to Discover, has a database name, or has a -wal or
+// -journal beside it; otherwise it is listed only when its header is SQLite's.
+func (w *walker) file(p string, fi fs.FileInfo, named bool) {
 	key := keyOf(p, fi)
 	if w.files[key] {
 		return
 	}
 	w.files[key] = true
-	sniff := !explicit && !hasDBExt(filepath.Base(p))
-	db, found, err := inspect(p, sniff)
+	db, found, err := inspect(p, !named)
 	switch {
 	case found:
 		w.res.Databases = append(w.res.Databases, db)
@@ -396,6 +399,25 @@ func (w *walker) orphanWAL(main string) {
 	} else if err != nil {
 		w.errorf(err)
 	}
+}
+
+// journaledNames returns the names in one directory's entries that have a
+// -wal or -journal beside them: names only SQLite gives, so such a file is a
+// database whatever its own name and bytes (a zero-filled page 1 is damage,
+// not another program's file).
+func journaledNames(entries []fs.DirEntry) map[string]bool {
+	var m map[string]bool
+	for _, e := range entries {
+		for _, s := range []string{"-wal", "-journal"} {
+			if main, ok := strings.CutSuffix(e.Name(), s); ok && main != "" {
+				if m == nil {
+					m = map[string]bool{}
+				}
+				m[main] = true
+			}
+		}
+	}
+	return m
 }
 
 // WALHeaderSize is the size in bytes of a WAL file's header; a -wal no

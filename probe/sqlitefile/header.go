@@ -22,6 +22,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // HeaderSize is the size in bytes of the SQLite database header
@@ -157,4 +158,94 @@ func (h Header) PageSizeValid() bool {
 // (https://sqlite.org/fileformat2.html#in_header_database_size).
 func (h Header) InHeaderSizeValid() bool {
 	return h.DatabaseSizePages != 0 && h.ChangeCounter == h.VersionValidFor
+}
+
+// Format is what the first bytes of a file that is not a SQLite database
+// look like (Database.Format). It is a fact about the bytes, not a verdict:
+// a file named like a database, or with a -wal beside it, that holds zeros
+// is a damaged database; one that holds another program's format is that
+// program's file.
+type Format string
+
+const (
+	// FormatZeros: every byte read (up to HeaderSize) is 0: a zero-filled
+	// first page, as a torn write or a failing disk leaves it.
+	FormatZeros Format = "zeros"
+	// FormatSQLiteTruncated: the bytes are a prefix of the SQLite header
+	// string, or the whole string followed by fewer than HeaderSize bytes.
+	FormatSQLiteTruncated Format = "sqlite-truncated"
+	// FormatText: printable ASCII and whitespace only (JSON, CSV, logs, the
+	// append-only files of NeDB).
+	FormatText Format = "text"
+	// FormatBolt: a bbolt/BoltDB meta page (magic 0xED0CDAED at offset 16).
+	FormatBolt Format = "bbolt"
+	// FormatBerkeleyDB: a Berkeley DB metadata page (a btree, hash, queue or
+	// heap magic at offset 12, either byte order).
+	FormatBerkeleyDB Format = "berkeley-db"
+	// FormatDuckDB: a DuckDB file ("DUCK" at offset 8).
+	FormatDuckDB Format = "duckdb"
+	// FormatH2: an H2 MVStore file (starts with "H:2,").
+	FormatH2 Format = "h2"
+	// FormatUnknown: none of the above: another program's file, an encrypted
+	// database (SQLCipher pages look random), or a header overwritten with
+	// other bytes.
+	FormatUnknown Format = "unknown"
+)
+
+// Other reports whether f names another program's file format (text,
+// bbolt, Berkeley DB, DuckDB, H2) rather than zeros, a truncated SQLite
+// header or unknown bytes.
+func (f Format) Other() bool {
+	switch f {
+	case FormatText, FormatBolt, FormatBerkeleyDB, FormatDuckDB, FormatH2:
+		return true
+	case FormatZeros, FormatSQLiteTruncated, FormatUnknown, "":
+		return false
+	}
+	return false
+}
+
+// SniffFormat classifies b, the first bytes (at most HeaderSize are looked
+// at) of a file that ParseHeader rejected. An empty b is FormatZeros.
+func SniffFormat(b []byte) Format {
+	b = b[:min(len(b), HeaderSize)]
+	n := min(len(b), magicSize)
+	le := binary.LittleEndian
+	switch {
+	case len(bytes.Trim(b, "\x00")) == 0:
+		return FormatZeros
+	case bytes.Equal(b[:n], []byte(magic)[:n]):
+		return FormatSQLiteTruncated
+	case len(b) >= 20 && (le.Uint32(b[16:]) == 0xED0CDAED || binary.BigEndian.Uint32(b[16:]) == 0xED0CDAED):
+		return FormatBolt
+	case len(b) >= 16 && berkeleyMagic(le.Uint32(b[12:])):
+		return FormatBerkeleyDB
+	case len(b) >= 12 && string(b[8:12]) == "DUCK":
+		return FormatDuckDB
+	case bytes.HasPrefix(b, []byte("H:2,")):
+		return FormatH2
+	case printable(b):
+		return FormatText
+	}
+	return FormatUnknown
+}
+
+// berkeleyMagic reports the Berkeley DB btree, hash, queue and heap magic
+// numbers, in either byte order.
+func berkeleyMagic(v uint32) bool {
+	for _, m := range []uint32{0x00053162, 0x00061561, 0x00042253, 0x00074582} {
+		if v == m || v == bits.ReverseBytes32(m) {
+			return true
+		}
+	}
+	return false
+}
+
+func printable(b []byte) bool {
+	for _, c := range b {
+		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
 }

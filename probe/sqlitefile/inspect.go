@@ -35,6 +35,10 @@ type Database struct {
 	// NotSQLite reports a file whose first bytes are not a SQLite header
 	// (bad header string, or a truncated header). Err says which.
 	NotSQLite bool `json:"not_sqlite,omitempty"`
+	// Format is what the first bytes of a NotSQLite file look like (zeros,
+	// a truncated SQLite header, another program's format); empty unless
+	// NotSQLite.
+	Format Format `json:"format,omitempty"`
 	// Err is why the file could not be read or parsed, e.g.
 	// "open /data/app.db: permission denied" or
 	// "read header /data/app.db: truncated header: 50 of 100 bytes".
@@ -156,6 +160,7 @@ func inspect(path string, sniff bool) (db Database, found bool, err error) {
 	h, err := ParseHeader(buf[:n])
 	if err != nil {
 		db.NotSQLite = true
+		db.Format = SniffFormat(buf[:n])
 		return db, found, &fs.PathError{Op: "read header", Path: path, Err: err}
 	}
 	db.Header = &h

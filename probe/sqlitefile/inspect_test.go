@@ -222,13 +222,13 @@ func TestInspectEdgeCases(t *testing.T) {
 		},
 		{
 			name:    "truncated.db",
-			want:    sqlitefile.Database{SizeBytes: 50, NotSQLite: true},
+			want:    sqlitefile.Database{SizeBytes: 50, NotSQLite: true, Format: sqlitefile.FormatSQLiteTruncated},
 			wantErr: sqlitefile.ErrTruncated,
 			errText: "read header DIR/truncated.db: truncated header: 50 of 100 bytes",
 		},
 		{
 			name:    "text.db",
-			want:    sqlitefile.Database{SizeBytes: int64(len(text)), NotSQLite: true},
+			want:    sqlitefile.Database{SizeBytes: int64(len(text)), NotSQLite: true, Format: sqlitefile.FormatText},
 			wantErr: sqlitefile.ErrNotSQLite,
 			errText: `read header DIR/text.db: not a SQLite database: header string "this is not a da"`,
 		},

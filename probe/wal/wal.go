@@ -131,6 +131,11 @@ type Report struct {
 	// LastCommitFrame (the size of the database after a checkpoint), 0 if
 	// there is no commit frame.
 	DBSizePages uint32 `json:"db_size_pages"`
+	// Page1Frame is the last frame at or before LastCommitFrame that holds
+	// page 1, whose first 100 bytes are the database header; 0 if none.
+	// SQLite reads page 1 from that frame, not from the database file, as
+	// long as the log is there, and a checkpoint writes it back.
+	Page1Frame int `json:"page1_frame,omitempty"`
 	// BytesAfterLastCommit is SizeBytes minus the end offset of frame
 	// LastCommitFrame (or of the header when LastCommitFrame is 0): the bytes
 	// SQLite ignores. 0 for an empty log.
@@ -155,9 +160,13 @@ type Report struct {
 	// header's salts, have a non-zero page number, and whose checksum matches
 	// when the chain is restarted from a nearby point: the stored header
 	// checksum, the computed header checksum, or the stored checksum of one of
-	// the 16 frames before it (whatever those frames are). A frame damaged in
-	// place breaks only itself; the frames a writer appended after it still
-	// chain to it and are counted here. Frames of a second writer that
+	// the 16 frames before it (whatever those frames are), or the chain
+	// carried on over the bytes of the frames since the last frame that
+	// chained (starting with the valid prefix's chain over the break frame).
+	// A frame damaged in place breaks only itself: when its page or frame
+	// header changed, the frames a writer appended after it still chain to
+	// its stored checksum; when its stored checksum changed, they chain to
+	// the carried one. Either way they are counted here. Frames of a second writer that
 	// interleaved with the first in the same generation chain to an earlier
 	// frame or the header and are counted too. A partial frame is never
 	// counted.
@@ -320,6 +329,9 @@ type scan struct {
 	hdr          [2][2]uint32
 	recent       [chainWindow][2]uint32 // stored checksums of the last frames, a ring
 	nRecent      int                    // frames seen so far
+	page1        int                    // last valid frame holding page 1
+	carry        [2]uint32              // the carried chain after the break, see after
+	carrying     bool                   // carry is live
 }
 
 // run checks frames until the end of the input.
@@ -364,10 +376,14 @@ func (s *scan) run(br *bufio.Reader) error {
 			}
 			if reason == "" {
 				rep.ValidFrames++
+				if pgno == 1 {
+					s.page1 = i
+				}
 				if commit != 0 {
 					rep.CommittedTxns++
 					rep.LastCommitFrame = i
 					rep.DBSizePages = commit
+					rep.Page1Frame = s.page1
 				}
 			} else {
 				s.broken = true
@@ -377,18 +393,7 @@ func (s *scan) run(br *bufio.Reader) error {
 		}
 		if s.broken {
 			rep.FramesAfterBreak++
-			switch {
-			case pgno == 0:
-			case fs1 == salt1 && fs2 == salt2:
-				if s.chains(buf, k0, k1) {
-					rep.ValidLookingAfter++
-					if commit != 0 {
-						rep.CommitsAfterBreak++
-					}
-				}
-			case s.older(fs1):
-				rep.StaleFrames++
-			}
+			s.after(buf, rep.FirstInvalidFrame == i)
 		}
 		s.recent[s.nRecent%chainWindow] = [2]uint32{k0, k1}
 		s.nRecent++
@@ -446,17 +451,65 @@ func (s *scan) frameSum(s0, s1 uint32, buf []byte) (uint32, uint32) {
 	return sumPageLE(s0, s1, buf[FrameHeaderSize:], s.half)
 }
 
-// chains reports whether the frame in buf, whose stored checksum is (k0, k1),
-// has a checksum that continues from the header or from one of the last
-// chainWindow frames. The frame is summed once from (0, 0); each candidate
-// start is then applied with the step matrix.
-func (s *scan) chains(buf []byte, k0, k1 uint32) bool {
+// after classifies the frame in buf, at or after the break; first reports
+// the break frame itself. Frames with other salts (stale, or damaged) are
+// only looked at; the others are summed once from (0, 0), see chains.
+//
+// The carried chain is the running checksum continued over the bytes of
+// every frame since the last one that chained, starting with the valid
+// prefix's chain over the break frame: a frame whose stored checksum alone
+// was damaged breaks SQLite's recovery there, and the frames the writer
+// appended after it chain to the checksum it should have stored. A frame
+// with other salts after the break ends the carried chain; stale frames
+// are therefore never summed, and the next frame that chains restarts it.
+func (s *scan) after(buf []byte, first bool) {
+	rep := s.rep
+	pgno := binary.BigEndian.Uint32(buf[0:])
+	fs1 := binary.BigEndian.Uint32(buf[8:])
+	current := fs1 == rep.Header.Salt1 && binary.BigEndian.Uint32(buf[12:]) == rep.Header.Salt2
+	stale := !current && pgno != 0 && s.older(fs1)
+	if !current && !first {
+		s.carrying = false
+		if stale {
+			rep.StaleFrames++
+		}
+		return
+	}
 	f0, f1 := s.frameSum(0, 0, buf)
+	k0 := binary.BigEndian.Uint32(buf[16:])
+	k1 := binary.BigEndian.Uint32(buf[20:])
+	if current && pgno != 0 && s.chains(f0, f1, k0, k1, !first) {
+		rep.ValidLookingAfter++
+		if binary.BigEndian.Uint32(buf[4:]) != 0 {
+			rep.CommitsAfterBreak++
+		}
+		s.carry, s.carrying = [2]uint32{k0, k1}, true
+		return
+	}
+	switch {
+	case first:
+		a0, a1 := s.step.apply(s.s0, s.s1)
+		s.carry, s.carrying = [2]uint32{a0 + f0, a1 + f1}, true
+	case s.carrying:
+		a0, a1 := s.step.apply(s.carry[0], s.carry[1])
+		s.carry = [2]uint32{a0 + f0, a1 + f1}
+	}
+	if stale {
+		rep.StaleFrames++
+	}
+}
+
+// chains reports whether a frame whose checksum from (0, 0) is (f0, f1) and
+// whose stored checksum is (k0, k1) continues from the header, from one of
+// the last chainWindow frames, or, with carried set, from the carried
+// chain. Each candidate start is applied with the step matrix, so the frame
+// is read once whatever the number of candidates.
+func (s *scan) chains(f0, f1, k0, k1 uint32, carried bool) bool {
 	match := func(seed [2]uint32) bool {
 		a0, a1 := s.step.apply(seed[0], seed[1])
 		return a0+f0 == k0 && a1+f1 == k1
 	}
-	if match(s.hdr[0]) || match(s.hdr[1]) {
+	if match(s.hdr[0]) || match(s.hdr[1]) || carried && s.carrying && match(s.carry) {
 		return true
 	}
 	n := min(s.nRecent, chainWindow)

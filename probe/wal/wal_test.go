@@ -3,6 +3,7 @@ package wal_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -44,6 +45,11 @@ func wantPrefix(w walBytes, valid int) wal.Report {
 	}
 	if lc > 0 {
 		r.DBSizePages = be.Uint32(w.frame(lc)[4:])
+	}
+	for i := 1; i <= lc; i++ {
+		if be.Uint32(w.frame(i)[0:]) == 1 {
+			r.Page1Frame = i
+		}
 	}
 	return r
 }
@@ -107,6 +113,29 @@ func damageCases(t *testing.T, base walBytes) []damageCase {
 	w.frame(m)[wal.FrameHeaderSize+100] ^= 0x80
 	add(damageCase{name: "page byte flipped big-endian", wal: w, discards: true,
 		want: withBreak(wantPrefix(w, m-1), m, wal.ReasonChecksum, n-m+1, n-m, countCommits(c, m+1, n), 0)})
+	// Only the stored checksum of frame m changed: the frames after it
+	// chain to the checksum frame m should have stored.
+	for _, word := range []int{16, 20} {
+		w = base.clone()
+		be.PutUint32(w.frame(m)[word:], 0)
+		add(damageCase{name: fmt.Sprintf("stored checksum word %d zeroed", (word-16)/4+1), wal: w, discards: true,
+			want: withBreak(wantPrefix(w, m-1), m, wal.ReasonChecksum, n-m+1, n-m, countCommits(c, m+1, n), 0)})
+	}
+	w = bigEnd.clone()
+	be.PutUint32(w.frame(m)[16:], 0)
+	add(damageCase{name: "stored checksum zeroed big-endian", wal: w, discards: true,
+		want: withBreak(wantPrefix(w, m-1), m, wal.ReasonChecksum, n-m+1, n-m, countCommits(c, m+1, n), 0)})
+	w = base.clone()
+	be.PutUint32(w.frame(m)[16:], 0)
+	be.PutUint32(w.frame(m + 2)[20:], 0)
+	add(damageCase{name: "two stored checksums zeroed", wal: w, discards: true,
+		want: withBreak(wantPrefix(w, m-1), m, wal.ReasonChecksum, n-m+1, n-m-1, countCommits(c, m+1, n)-countCommits(c, m+2, m+2), 0)})
+	w = base.clone()
+	w.frame(m)[15] ^= 0x01 // salt-2
+	be.PutUint32(w.frame(m)[16:], 0)
+	add(damageCase{name: "salt-2 and stored checksum changed", wal: w, discards: true,
+		want: withBreak(wantPrefix(w, m-1), m, wal.ReasonSalt, n-m+1, n-m, countCommits(c, m+1, n), 0)})
+
 	w = base.clone()
 	w.frame(n)[fs-1] ^= 0xff
 	add(damageCase{name: "last commit frame flipped", wal: w,
@@ -411,4 +440,93 @@ func TestValidateFile(t *testing.T) {
 	if _, err := wal.ValidateFile(notWAL); !errors.Is(err, wal.ErrNotWAL) {
 		t.Errorf("ValidateFile(database file) error = %v, want ErrNotWAL", err)
 	}
+}
+
+// TestValidateThreeFrames: three one-frame transactions written by Debian's
+// sqlite3, frame 2 damaged in two ways. Either way SQLite keeps frame 1
+// only and drops two committed transactions, which Validate must report.
+func TestValidateThreeFrames(t *testing.T) {
+	snap := cliWAL(t,
+		"INSERT INTO t(b) VALUES (randomblob(100));",
+		"INSERT INTO t(b) VALUES (randomblob(100));",
+		"INSERT INTO t(b) VALUES (randomblob(100));",
+	)
+	base := snap.wal
+	if c := base.commits(); base.frames() != 3 || !c[1] || !c[2] || !c[3] {
+		t.Fatalf("sqlite3 WAL: %d frames, commit frames %v; want 3 commit frames", base.frames(), c)
+	}
+	checksum := base.clone()
+	be.PutUint32(checksum.frame(2)[16:], 0) // first checksum word
+	salt := base.clone()
+	be.PutUint32(salt.frame(2)[8:], 0) // salt-1
+	be.PutUint32(salt.frame(2)[12:], 0)
+	for _, dc := range []damageCase{
+		{name: "frame 2 checksum word zeroed", wal: checksum, discards: true,
+			want: withBreak(wantPrefix(checksum, 1), 2, wal.ReasonChecksum, 2, 1, 1, 0)},
+		{name: "frame 2 salts zeroed", wal: salt, discards: true,
+			want: withBreak(wantPrefix(salt, 1), 2, wal.ReasonSalt, 2, 1, 1, staleCount(salt, 2))},
+	} {
+		t.Run(dc.name, func(t *testing.T) {
+			checkCase(t, snap.db, dc)
+			if v := sqliteView(t, snap.db, dc.wal); v.rows != v.baseRows+1 {
+				t.Errorf("%s: SQLite sees %d rows, want %d (frame 1 only)", dc.name, v.rows, v.baseRows+1)
+			}
+		})
+	}
+}
+
+// staleCount is 1 when frame i's salt-1 is older than the header's in
+// serial-number order (a zeroed salt-1 is, for half of all headers), else 0.
+func staleCount(w walBytes, i int) int {
+	if d := be.Uint32(w[16:]) - be.Uint32(w.frame(i)[8:]); d != 0 && d < 1<<31 {
+		return 1
+	}
+	return 0
+}
+
+// TestValidateTornLastTransaction: a writer that died while appending its
+// last transaction leaves a torn frame and nothing that chains after it.
+// SQLite drops the transaction, which never committed: Validate must not
+// report discarded frames.
+func TestValidateTornLastTransaction(t *testing.T) {
+	// The last insert spills to overflow pages: a transaction of 3+ frames.
+	snap := driverWAL(t, 4096, inserts(4, 100, 9000)...)
+	w := snap.wal
+	n, c := w.frames(), w.commits()
+	j := lastCommit(c, n-1) + 1 // first frame of the last transaction
+	if !c[n] || n-j < 2 {
+		t.Fatalf("driver WAL: frames %d, commit frames %v; want a last transaction of 3 frames or more", n, c)
+	}
+	fs := w.frameSize()
+	half := func(w walBytes, i int) { clear(w.frame(i)[wal.FrameHeaderSize+w.pageSize()/2:]) }
+
+	cut := w[:wal.HeaderSize+j*fs].clone() // ends after frame j
+	half(cut, j)
+	zeroed := w.clone() // frame j torn, the rest of the transaction never written
+	half(zeroed, j)
+	clear(zeroed[wal.HeaderSize+j*fs:])
+	cases := []damageCase{
+		{name: "torn frame at the end", wal: cut,
+			want: withBreak(wantPrefix(cut, j-1), j, wal.ReasonChecksum, 1, 0, 0, 0)},
+		{name: "torn frame, zeros after", wal: zeroed,
+			want: withBreak(wantPrefix(zeroed, j-1), j, wal.ReasonChecksum, n-j+1, 0, 0, 0)},
+	}
+
+	// A restarted WAL whose newest frame is torn: the older generation's
+	// frames after it are stale, not lost.
+	st, k := staleWAL(t)
+	sw := st.wal.clone()
+	half(sw, k)
+	for _, dc := range cases {
+		t.Run(dc.name, func(t *testing.T) { checkCase(t, snap.db, dc) })
+	}
+	t.Run("restarted, newest frame torn", func(t *testing.T) {
+		dc := damageCase{name: "restarted torn", wal: sw,
+			want: withBreak(wantPrefix(sw, k-1), k, wal.ReasonChecksum, sw.frames()-k+1, 0, 0, sw.frames()-k)}
+		checkCase(t, st.db, dc)
+		got, _ := wal.Validate(bytes.NewReader(sw))
+		if !got.Stale || got.Discards() {
+			t.Errorf("Validate(%s) = Stale %v, Discards %v; want Stale and no discards", dc.name, got.Stale, got.Discards())
+		}
+	})
 }
