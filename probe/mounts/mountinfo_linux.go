@@ -16,7 +16,23 @@ const selfMountinfo = "/proc/self/mountinfo"
 // Linux-only; on other systems it returns an error wrapping
 // [ErrNotSupported].
 func ReadSelf() (*Table, error) {
-	return ReadFile(selfMountinfo)
+	t, err := ReadFile(selfMountinfo)
+	if err != nil {
+		return nil, err
+	}
+	t.GVisor = underGVisor()
+	return t, nil
+}
+
+// procVersion is the kernel banner (proc(5)); gVisor's sentry writes
+// "Linux version 4.19.0-gvisor ...".
+const procVersion = "/proc/version"
+
+// underGVisor reports whether /proc/version names gVisor's kernel. An
+// unreadable banner is not gVisor.
+func underGVisor() bool {
+	b, err := os.ReadFile(procVersion)
+	return err == nil && IsGVisorBanner(string(b))
 }
 
 // ReadSelfFor reads /proc/self/mountinfo like [ReadSelf] but keeps only the
@@ -37,7 +53,12 @@ func ReadSelfFor(holding, under []string) (*Table, error) {
 	if err := p.run(f); err != nil {
 		return nil, fmt.Errorf("read mount table %s: %w", selfMountinfo, err)
 	}
-	return p.table()
+	t, err := p.table()
+	if err != nil {
+		return nil, err
+	}
+	t.GVisor = underGVisor()
+	return t, nil
 }
 
 // parseMountinfo parses mountinfo lines with the moby/sys/mountinfo

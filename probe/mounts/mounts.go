@@ -101,6 +101,11 @@ type Table struct {
 	// that fit one but had no absolute mountpoint). Blank lines and lines
 	// starting with '#' are ignored and not counted.
 	Skipped int
+	// GVisor is set by ReadSelf and ReadSelfFor when /proc/version names
+	// gVisor's kernel ("4.19.0-gvisor"): every 9p mount over a file
+	// descriptor (trans=fd) is then the sandbox's gofer, whatever its
+	// options. Parse leaves it false.
+	GVisor bool
 }
 
 var (
