@@ -2,6 +2,7 @@ package mounts
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/moby/sys/mountinfo"
@@ -88,4 +89,21 @@ func (t *Table) findExcept(p string, skip *mountinfo.Info) *mountinfo.Info {
 		}
 	}
 	return best
+}
+
+// missingUppers lists the upper directories of t's overlays (not at "/")
+// that are not in holding: the paths whose mounts a filtered read must
+// keep too.
+func (t *Table) missingUppers(holding []string) []string {
+	var out []string
+	for _, m := range t.Mounts {
+		if !strings.EqualFold(m.FSType, "overlay") || m.Mountpoint == "/" {
+			continue
+		}
+		u := overlayUpper(joinOptions(m.Options, m.VFSOptions))
+		if u != "" && !slices.Contains(holding, u) && !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
