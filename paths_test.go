@@ -348,3 +348,42 @@ func TestSidecarOnAnotherFilesystem(t *testing.T) {
 		t.Errorf("SidecarMounts = %+v, want -shm on fuse.grpcfuse", d.SidecarMounts)
 	}
 }
+
+// TestOverlayUpperOnTmpfs: a data directory on a real overlay mount whose
+// upper directory is on a tmpfs elsewhere is judged by the tmpfs (its
+// data goes at unmount or reboot), though "/" under both is ext4: the
+// filtered read of the mount table keeps the mount under the upper
+// directory.
+func TestOverlayUpperOnTmpfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" || os.Getenv("PREFLIGHT_REQUIRE_DOCKER") == "1" {
+			t.Fatal("overlay test needs root to mount (CI=true)")
+		}
+		t.Skip("overlay test skipped: needs root to mount")
+	}
+	mem, lower, merged := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := syscall.Mount("tmpfs", mem, "tmpfs", 0, "size=16m"); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mem, syscall.MNT_DETACH) })
+	for _, d := range []string{"upper", "work"} {
+		if err := os.Mkdir(filepath.Join(mem, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := "lowerdir=" + lower + ",upperdir=" + filepath.Join(mem, "upper") + ",workdir=" + filepath.Join(mem, "work")
+	if err := syscall.Mount("overlay", merged, "overlay", 0, opts); err != nil {
+		t.Fatalf("mount overlay: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(merged, syscall.MNT_DETACH) })
+	testdb.Make(t, filepath.Join(merged, "app.db"), "wal", 1)
+
+	r := quickCheck(t, merged)
+	m := r.DataDirs[0].Mount
+	if m == nil || m.FSType != "overlay" || m.Class != "ephemeral" {
+		t.Fatalf("Check(overlay with upper on tmpfs) mount = %+v, want overlay, ephemeral", m)
+	}
+	if got := ids(r); got != "ephemeral-data-dir:warn" {
+		t.Errorf("findings = %q, want ephemeral-data-dir:warn", got)
+	}
+}

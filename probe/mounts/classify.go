@@ -131,12 +131,7 @@ func Classify(m *mountinfo.Info) Mount {
 			out.Platform = virtiofsPlatform(src)
 		}
 	case fstype == "9p" && gvisorGofer(out.Options):
-		out.Class, out.Platform = ClassSandbox, "gVisor"
-		what = "gVisor's gofer mount of a host directory (gVisor names these 9p); the sandbox's own kernel serves every process inside it, so locks and the -shm shared memory are coherent among them, but not with the host or another sandbox that opens the same files"
-		if m.Mountpoint == "/" {
-			out.Class = ClassEphemeral
-			what = "the root filesystem of a gVisor sandbox (gVisor names it 9p): the container's own files, whose changes go when the container is removed"
-		}
+		return gvisorMount(m, out)
 	case fstype == "9p":
 		out.Class = ClassCrossVM
 		if hasOption(out.Options, "aname=drvfs") || strings.EqualFold(src, "drvfs") || windowsDrive.MatchString(src) {
@@ -342,4 +337,26 @@ func gvisorGofer(opts string) bool {
 		}
 	}
 	return false
+}
+
+// gvisorMount finishes out, the classification of m, as gVisor's gofer
+// mount: sandbox, or ephemeral for the sandbox's root.
+func gvisorMount(m *mountinfo.Info, out Mount) Mount {
+	out.Class, out.Platform = ClassSandbox, "gVisor"
+	what := "gVisor's gofer mount of a host directory (gVisor names these 9p); the sandbox's own kernel serves every process inside it, so locks and the -shm shared memory are coherent among them, but not with the host or another sandbox that opens the same files"
+	if m.Mountpoint == "/" {
+		out.Class = ClassEphemeral
+		what = "the root filesystem of a gVisor sandbox (gVisor names it 9p): the container's own files, whose changes go when the container is removed"
+	}
+	out.KnownLosses = false
+	out.Reason = describe(m.FSType, m.Source) + ": " + what
+	return out
+}
+
+// IsGVisorBanner reports whether a /proc/version banner is gVisor's
+// ("Linux version 4.19.0-gvisor #1 SMP ..."): a kernel release ending in
+// "-gvisor".
+func IsGVisorBanner(banner string) bool {
+	f := strings.Fields(banner)
+	return len(f) >= 3 && f[0] == "Linux" && f[1] == "version" && strings.HasSuffix(f[2], "-gvisor")
 }

@@ -13,7 +13,10 @@
 // top of the stack on ties) and [Classify] maps its filesystem type, source
 // and options to a [Class]. Both are pure string operations: classifying a
 // path against a saved table never touches the local filesystem. Only
-// [ResolvePath] and [ReadSelf] do.
+// [ResolvePath], [ReadSelf], [ReadSelfFor] and [StatfsType] do.
+// [Table.ClassifyMount] classifies an overlay by the mount under its upper
+// directory; [CompareStatfs] sets statfs(2)'s f_type beside the table as a
+// second witness.
 //
 // The package states facts; it does not decide whether a class is good or
 // bad for a given database.
@@ -95,12 +98,19 @@ type Table struct {
 	// top of earlier ones with the same mountpoint. Mountpoint is always
 	// absolute and unescaped. Lines in formats other than mountinfo leave
 	// ID, Parent, Major, Minor and Optional zero, and Root empty unless
-	// findmnt showed SOURCE[/subdir] or an FSROOT column.
+	// findmnt showed SOURCE[/subdir] or an FSROOT column. A mount whose
+	// line could not be read has FSType [FSTypeUnreadable] and only the
+	// fields its line's start gave.
 	Mounts []*mountinfo.Info
 	// Skipped counts non-blank, non-comment lines that fit no format (or
 	// that fit one but had no absolute mountpoint). Blank lines and lines
 	// starting with '#' are ignored and not counted.
 	Skipped int
+	// GVisor is set by ReadSelf and ReadSelfFor when /proc/version names
+	// gVisor's kernel ("4.19.0-gvisor"): every 9p mount over a file
+	// descriptor (trans=fd) is then the sandbox's gofer, whatever its
+	// options. Parse leaves it false.
+	GVisor bool
 }
 
 var (

@@ -607,3 +607,27 @@ func TestStatfsLive(t *testing.T) {
 		t.Skip("no mount to check")
 	}
 }
+
+// TestGVisorBanner: inside gVisor (the banner as captured in the report
+// behind testdata/gvisor-runsc-mountinfo.txt) a 9p mount over a file
+// descriptor is the sandbox's gofer even without the gofer's own options;
+// on a Linux kernel it stays cross-vm.
+func TestGVisorBanner(t *testing.T) {
+	if !mounts.IsGVisorBanner("Linux version 4.19.0-gvisor #1 SMP Sun Jan 10 15:06:54 PST 2016\n") {
+		t.Error("IsGVisorBanner(gVisor's banner) = false")
+	}
+	if mounts.IsGVisorBanner("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-115) (x86_64-linux-gnu-gcc-13) #45-Ubuntu\n") {
+		t.Error("IsGVisorBanner(Ubuntu's banner) = true")
+	}
+	tab := parseString(t, "1 0 0:36 / / rw - overlay none rw\n2 1 0:49 / /opt/data rw - 9p none rw,trans=fd,rfdno=50,wfdno=50,aname=/\n")
+	if m, _ := tab.Classify("/opt/data/app.db"); m.Class != mounts.ClassCrossVM {
+		t.Errorf("Classify(9p over an fd, Linux) = %v, want cross-vm", m.Class)
+	}
+	tab.GVisor = true
+	if m, _ := tab.Classify("/opt/data/app.db"); m.Class != mounts.ClassSandbox || m.Platform != "gVisor" {
+		t.Errorf("Classify(9p over an fd, gVisor) = %v %q, want sandbox gVisor", m.Class, m.Platform)
+	}
+	if self, err := mounts.ReadSelf(); err == nil && self.GVisor {
+		t.Log("this test runs inside gVisor")
+	}
+}

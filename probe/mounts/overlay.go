@@ -2,6 +2,7 @@ package mounts
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/moby/sys/mountinfo"
@@ -12,7 +13,9 @@ import (
 const maxOverlayDepth = 8
 
 // ClassifyMount classifies m, a mount of t, as [Classify] does, except for
-// an overlay not at "/": an overlay is as safe for WAL as the filesystem
+// a 9p mount over a file descriptor in a table read inside gVisor
+// ([Table.GVisor]), which is gVisor's gofer (sandbox, or ephemeral at "/"),
+// and for an overlay not at "/": an overlay is as safe for WAL as the filesystem
 // under its upper directory (the upperdir= option, where its writes go),
 // so it takes the class, platform and lock facts of the mount in t that
 // holds that directory. It is unknown when the table does not show that
@@ -26,6 +29,9 @@ func (t *Table) ClassifyMount(m *mountinfo.Info) Mount {
 
 func (t *Table) classifyMount(m *mountinfo.Info, depth int) Mount {
 	out := Classify(m)
+	if t.GVisor && out.Platform != "gVisor" && strings.EqualFold(m.FSType, "9p") && hasOption(out.Options, "trans=fd") {
+		return gvisorMount(m, out)
+	}
 	if !strings.EqualFold(m.FSType, "overlay") || m.Mountpoint == "/" {
 		return out
 	}
@@ -83,4 +89,21 @@ func (t *Table) findExcept(p string, skip *mountinfo.Info) *mountinfo.Info {
 		}
 	}
 	return best
+}
+
+// missingUppers lists the upper directories of t's overlays (not at "/")
+// that are not in holding: the paths whose mounts a filtered read must
+// keep too.
+func (t *Table) missingUppers(holding []string) []string {
+	var out []string
+	for _, m := range t.Mounts {
+		if !strings.EqualFold(m.FSType, "overlay") || m.Mountpoint == "/" {
+			continue
+		}
+		u := overlayUpper(joinOptions(m.Options, m.VFSOptions))
+		if u != "" && !slices.Contains(holding, u) && !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out
 }

@@ -65,7 +65,7 @@ var magics = map[uint32]magic{
 	0x517B:     {"smb", ClassNetwork, is("smbfs", "cifs")},
 	0x00C36400: {"ceph", ClassNetwork, is("ceph")},
 	0x5346414F: {"afs", ClassNetwork, is("afs")},
-	0x01021997: {"9p", ClassCrossVM, is("9p")},
+	0x01021997: {"9p", ClassCrossVM, is("9p")}, // gVisor's gofer reports it too
 	0x7C7C6673: {"prl_fs", ClassCrossVM, is("prl_fs")},
 	0x786F4256: {"vboxsf", ClassCrossVM, is("vboxsf")},
 	0x65735546: {"fuse", ClassFUSE, func(f string) bool {
