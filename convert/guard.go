@@ -189,7 +189,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		if d.Backup != nil {
 			hints = append(hints, "the backup of the files as they were is in "+d.Backup.Dir)
 		}
-		if strings.Contains(err.Error(), "readonly database") {
+		if readOnlyDatabase(err) {
 			hints = append(hints, "the database, its -wal or -shm, or their directory is read-only for this user (a conversion writes all three): run as their owner or root, on a read-write mount")
 		}
 		if errors.Is(err, ErrLocked) {

@@ -13,6 +13,8 @@ import (
 
 	_ "github.com/glebarez/go-sqlite" // registers driver "sqlite"
 
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
 
@@ -434,10 +436,10 @@ func integrity(ctx context.Context, conn *sql.Conn, pragma string) (string, erro
 	return strings.Join(out, "; "), nil
 }
 
-// sqlErr wraps err; "database is locked" (SQLITE_BUSY, code 5) also wraps
-// ErrLocked.
+// sqlErr wraps err; "database is locked" (SQLITE_BUSY and its extended
+// codes) also wraps ErrLocked.
 func sqlErr(what string, err error) error {
-	if strings.Contains(err.Error(), "database is locked") || strings.Contains(err.Error(), "(5)") {
+	if sqliteCode(err)&0xff == sqlite3.SQLITE_BUSY {
 		return fmt.Errorf("%s: %w (%w)", what, ErrLocked, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)

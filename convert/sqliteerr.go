@@ -33,6 +33,13 @@ func shmUnavailable(err error) bool {
 	return false
 }
 
+// readOnlyDatabase reports whether err is SQLite's "attempt to write a
+// readonly database" (SQLITE_READONLY and its extended codes): the
+// database, its -wal or -shm, or their directory is not writable here.
+func readOnlyDatabase(err error) bool {
+	return sqliteCode(err)&0xff == sqlite3.SQLITE_READONLY
+}
+
 // appDefinition is a name the schema uses that this SQLite does not define.
 type appDefinition struct {
 	Kind string // "function", "collation" or "module" (virtual table)

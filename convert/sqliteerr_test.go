@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"path/filepath"
 	"testing"
 )
 
@@ -41,5 +42,45 @@ func TestMissingDefinition(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("missingDefinition(%q) = %+v, %v; want %+v, %v", tt.err, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// sqlErr and readOnlyDatabase tell SQLITE_BUSY and SQLITE_READONLY by
+// their result codes, on real errors.
+func TestSQLiteCodes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	if err := withConn(ctx, "file:"+path, func(c *sql.Conn) error {
+		_, err := c.ExecContext(ctx, "create table t(a)")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var busy, ro error
+	if err := withConn(ctx, "file:"+path, func(a *sql.Conn) error {
+		if _, err := a.ExecContext(ctx, "begin exclusive"); err != nil {
+			return err
+		}
+		defer a.ExecContext(ctx, "rollback")
+		busy = withConn(ctx, "file:"+path+"?_pragma=busy_timeout(0)", func(b *sql.Conn) error {
+			_, err := b.ExecContext(ctx, "select * from t")
+			return sqlErr("read", err)
+		})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(busy, ErrLocked) {
+		t.Errorf("sqlErr(read under an exclusive lock) = %v, want ErrLocked", busy)
+	}
+	ro = withConn(ctx, dsnMode(path, "ro"), func(c *sql.Conn) error {
+		_, err := c.ExecContext(ctx, "insert into t values (1)")
+		return sqlErr("insert", err)
+	})
+	if !readOnlyDatabase(ro) || errors.Is(ro, ErrLocked) {
+		t.Errorf("insert on a read-only connection: %v: readOnlyDatabase %v, want true and not ErrLocked", ro, readOnlyDatabase(ro))
+	}
+	if readOnlyDatabase(busy) {
+		t.Errorf("readOnlyDatabase(%v) = true, want false", busy)
 	}
 }
