@@ -167,7 +167,7 @@ var healthRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"wal-invalid-frames", LevelError, "valid-looking WAL frames follow a broken one: two writers interleaved or a torn write; SQLite silently discards them"}, onDB: true,
+		Rule: Rule{"wal-invalid-frames", LevelError, "valid-looking WAL frames follow a broken one: two writers interleaved, a torn write, or a frame damaged in place (even its stored checksum alone); SQLite silently discards them"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			h := s.db.Health
 			if h == nil || h.WAL == nil || !h.WAL.Discards() {
@@ -179,7 +179,7 @@ var healthRules = []rule{
 		},
 		remedy: func(s subject) []string {
 			return []string{fmt.Sprintf("Stop every writer now and copy %s, its -wal and -shm somewhere safe before anything opens it read-write (that discards the frames for good).", s.db.Path),
-				"Find the second writer (another container, or a host program behind a VM share) and make the database single-writer on a local filesystem; then restore the lost transactions from the copy if they matter."}
+				"Find the cause: a second writer (another container, or a host program behind a VM share; make the database single-writer on a local filesystem), or a frame damaged in place (a failing disk, a faulty copy); then restore the lost transactions from the copy if they matter."}
 		},
 	},
 	{

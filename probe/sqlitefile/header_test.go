@@ -176,6 +176,14 @@ func FuzzParseHeader(f *testing.F) {
 			if h != (sqlitefile.Header{}) {
 				t.Fatalf("ParseHeader(%q) = %+v with error, want zero Header", b, h)
 			}
+			// Every rejected header has a format; a truncated SQLite one
+			// is never called another program's.
+			switch ft := sqlitefile.SniffFormat(b); {
+			case ft == "":
+				t.Fatalf("SniffFormat(%q) = empty", b)
+			case truncated && ft != sqlitefile.FormatSQLiteTruncated && ft != sqlitefile.FormatZeros:
+				t.Fatalf("SniffFormat(%q) = %q for a truncated SQLite header", b, ft)
+			}
 			return
 		}
 		if len(b) < sqlitefile.HeaderSize || !isMagic {
