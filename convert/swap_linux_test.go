@@ -372,8 +372,8 @@ func TestPolicyBackupDirSwappedFUSE(t *testing.T) {
 }
 
 // The state file: the owner of the directory above the data directory
-// swaps the data directory for a symlink as soon as Record opens or
-// creates a file in it. The record lands in the data directory Record
+// swaps the data directory for a symlink as soon as Record opens the
+// state file in it. The record lands in the data directory Record
 // opened, or Record fails; nothing appears in the root-only directory.
 func TestStateFileDirSwapped(t *testing.T) {
 	base, owned, target := swapLayout(t)
@@ -382,8 +382,13 @@ func TestStateFileDirSwapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chown(data, nobody, nobody)
-	first := convert.Conversion{Path: "/data/a.db", From: "wal", To: "delete"}
-	if err := convert.Record(data, first); err != nil {
+	// A long history (100 conversions of long paths, about 400 KB) gives
+	// the swap time to land while Record parses it.
+	var history []convert.Conversion
+	for i := range 100 {
+		history = append(history, convert.Conversion{Path: fmt.Sprintf("/data/%04d/%s.db", i, strings.Repeat("d", 4000)), From: "wal", To: "delete"})
+	}
+	if err := convert.Record(data, history...); err != nil {
 		t.Fatal(err)
 	}
 	a := startAttacker(t, base, data, target, data, "")
@@ -400,7 +405,7 @@ func TestStateFileDirSwapped(t *testing.T) {
 		return
 	}
 	s, rerr := convert.ReadState(data + ".moved")
-	if rerr != nil || len(s.Conversions) != 2 {
-		t.Errorf("state in the directory Record opened: %+v, %v; want both conversions", s, rerr)
+	if rerr != nil || len(s.Conversions) != 100 || s.Conversions[99].Path != "/data/b.db" {
+		t.Errorf("state in the directory Record opened: %d conversions, %v; want the last 100, /data/b.db last", len(s.Conversions), rerr)
 	}
 }

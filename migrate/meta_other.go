@@ -8,12 +8,12 @@ import (
 )
 
 // keepMeta keeps the mode and modification time; owners are a Unix idea.
-func keepMeta(dst string, fi fs.FileInfo, symlink bool) error {
+func keepMeta(root *os.Root, rel string, fi fs.FileInfo, symlink bool) error {
 	if symlink {
 		return nil
 	}
-	if err := os.Chmod(dst, fi.Mode().Perm()); err != nil {
+	if err := root.Chmod(rel, fi.Mode().Perm()); err != nil {
 		return err
 	}
-	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+	return root.Chtimes(rel, fi.ModTime(), fi.ModTime())
 }

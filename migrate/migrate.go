@@ -44,7 +44,9 @@ const Schema = "preflight-migrate/v1"
 // a destination that is not empty, a source or destination that does not answer.
 var ErrRefused = errors.New("migration refused")
 
-// ErrBadInput is returned (wrapped) when --from is not a directory.
+// ErrBadInput is returned (wrapped) when --from is not a directory, or
+// when --from and --to overlap (one is the other or inside it, compared
+// by device and inode after resolving symlinks).
 var ErrBadInput = errors.New("bad input")
 
 // ErrVerify is returned (wrapped) when the copy does not verify.
@@ -143,17 +145,18 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	if err != nil || !fi.IsDir() {
 		return res, fmt.Errorf("%w: --from %s is not a directory", ErrBadInput, opts.From)
 	}
-	if within(to, from) || within(from, to) {
-		res.Refused = append(res.Refused, "--from and --to overlap")
-		return res, fmt.Errorf("%w: --from %s and --to %s overlap", ErrRefused, opts.From, opts.To)
+	if _, err := checkOverlap(from, to, opts.From, opts.To); err != nil {
+		return res, err
 	}
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		return res, fmt.Errorf("create %s: %w", opts.To, err)
+	root, err := openDest(from, to, opts)
+	if err != nil {
+		return res, err
 	}
-	if ents, err := os.ReadDir(to); err != nil {
+	defer root.Close()
+	if ents, err := readNames(root, "."); err != nil {
 		return res, fmt.Errorf("read %s: %w", opts.To, err)
 	} else if len(ents) > 0 {
-		why := fmt.Sprintf("--to %s is not empty (it holds %s): the copy never overwrites", opts.To, ents[0].Name())
+		why := fmt.Sprintf("--to %s is not empty (it holds %s): the copy never overwrites", opts.To, ents[0])
 		res.Refused = append(res.Refused, why)
 		return res, fmt.Errorf("%w: %s", ErrRefused, why)
 	}
@@ -212,13 +215,13 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	// fails is removed, so a second run does not meet a half-filled To.
 	defer func() {
 		if err != nil && !errors.Is(err, ErrVerify) {
-			emptyDir(to)
+			emptyDir(root)
 		}
 	}()
 
 	type dirTimes struct {
-		path string
-		fi   fs.FileInfo
+		rel string
+		fi  fs.FileInfo
 	}
 	var dirs []dirTimes
 	err = filepath.WalkDir(from, func(p string, de fs.DirEntry, err error) error {
@@ -229,7 +232,6 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 			return err
 		}
 		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
 		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) && sidecarOf(p, dbs) {
 			return nil // gone since the directory was listed; its content is in the database copy
@@ -240,61 +242,57 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 		switch {
 		case fi.IsDir():
 			if rel != "." {
-				if err := os.Mkdir(dst, fi.Mode().Perm()); err != nil {
-					return fmt.Errorf("create %s: %w", dst, err)
+				if err := root.Mkdir(rel, fi.Mode().Perm()); err != nil {
+					return fmt.Errorf("create %s: %w", filepath.Join(to, rel), err)
 				}
 				res.Dirs++
 			}
-			dirs = append(dirs, dirTimes{dst, fi})
+			dirs = append(dirs, dirTimes{rel, fi})
 			return nil
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
-			if err := os.Symlink(target, dst); err != nil {
-				return fmt.Errorf("create symlink %s: %w", dst, err)
+			if err := root.Symlink(target, rel); err != nil {
+				return fmt.Errorf("create symlink %s: %w", filepath.Join(to, rel), err)
 			}
 			res.Symlinks++
-			return keepMeta(dst, fi, true)
+			return keepMeta(root, rel, fi, true)
 		case !fi.Mode().IsRegular():
 			res.Skipped = append(res.Skipped, rel+" (not a regular file)")
 			return nil
 		case dbs[p]:
-			db, err := copyDatabase(ctx, p, dst)
+			db, err := copyDatabase(ctx, p, root, rel)
 			if err != nil {
 				return err
 			}
 			db.Path = rel
 			res.Databases = append(res.Databases, db)
-			return keepMeta(dst, fi, false)
+			return keepMeta(root, rel, fi, false)
 		case sidecarOf(p, dbs):
 			res.Skipped = append(res.Skipped, rel+" (sidecar: its content is in the database copy)")
 			return nil
 		}
-		f, err := copyFile(p, dst, fi)
+		f, err := copyFile(p, root, rel, fi)
 		if err != nil {
 			return err
 		}
 		f.Path = rel
 		res.Files = append(res.Files, f)
-		return keepMeta(dst, fi, false)
+		return keepMeta(root, rel, fi, false)
 	})
 	if err != nil {
 		return res, fmt.Errorf("copy %s to %s: %w", opts.From, opts.To, err)
 	}
 	// Directory times last, deepest first: creating entries changed them.
-	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i].path) > len(dirs[j].path) })
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i].rel) > len(dirs[j].rel) })
 	for _, d := range dirs {
-		if err := keepMeta(d.path, d.fi, false); err != nil {
+		if err := keepMeta(root, d.rel, d.fi, false); err != nil {
 			return res, err
 		}
 	}
-	return res, verify(ctx, res, from, to)
-}
-
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+	return res, verify(ctx, res, from, root)
 }
 
 const magic = "SQLite format 3\x00"
@@ -363,10 +361,18 @@ func open(ctx context.Context, path, mode string) (*sql.DB, *sql.Conn, error) {
 	return db, c, nil
 }
 
-// copyDatabase writes a consistent copy of src to dst with VACUUM INTO and
-// gives it src's journal mode.
-func copyDatabase(ctx context.Context, src, dst string) (Database, error) {
+// copyDatabase writes a consistent copy of src to rel in root with VACUUM
+// INTO and gives it src's journal mode. The file is created empty in root
+// first (O_EXCL, so nothing at that name is followed); SQLite then opens
+// it by path (root.Name() joined with rel).
+func copyDatabase(ctx context.Context, src string, root *os.Root, rel string) (Database, error) {
 	out := Database{}
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return out, fmt.Errorf("create %s: %w", filepath.Join(root.Name(), rel), err)
+	}
+	f.Close()
+	dst := filepath.Join(root.Name(), rel)
 	db, c, err := open(ctx, src, "ro")
 	if err != nil {
 		return out, err
@@ -442,16 +448,17 @@ func counts(ctx context.Context, c *sql.Conn) ([]TableCount, error) {
 	return out, nil
 }
 
-// copyFile copies a regular file and returns its size and SHA-256.
-func copyFile(src, dst string, fi fs.FileInfo) (File, error) {
+// copyFile copies a regular file to rel in root (O_EXCL: an entry there,
+// a symlink included, is an error) and returns its size and SHA-256.
+func copyFile(src string, root *os.Root, rel string, fi fs.FileInfo) (File, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return File{}, err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	out, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
 	if err != nil {
-		return File{}, fmt.Errorf("create %s: %w", dst, err)
+		return File{}, fmt.Errorf("create %s: %w", filepath.Join(root.Name(), rel), err)
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, h), in)
@@ -469,8 +476,8 @@ func copyFile(src, dst string, fi fs.FileInfo) (File, error) {
 	return File{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
-func hashFile(p string) (int64, string, error) {
-	f, err := os.Open(p)
+func hashFile(open func(string) (*os.File, error), p string) (int64, string, error) {
+	f, err := open(p)
 	if err != nil {
 		return 0, "", err
 	}
@@ -481,7 +488,8 @@ func hashFile(p string) (int64, string, error) {
 }
 
 // verify checks every copied database and file.
-func verify(ctx context.Context, res *Result, from, to string) error {
+func verify(ctx context.Context, res *Result, from string, root *os.Root) error {
+	to := root.Name()
 	var bad []string
 	for i := range res.Databases {
 		d := &res.Databases[i]
@@ -522,12 +530,12 @@ func verify(ctx context.Context, res *Result, from, to string) error {
 	}
 	for i := range res.Files {
 		f := &res.Files[i]
-		n, h, err := hashFile(filepath.Join(to, f.Path))
+		n, h, err := hashFile(root.Open, f.Path)
 		if err != nil {
 			return fmt.Errorf("verify %s: %w", f.Path, err)
 		}
 		f.Verified = n == f.Size && h == f.SHA256
-		if sn, sh, err := hashFile(filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
+		if sn, sh, err := hashFile(os.Open, filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
 			f.Verified = false
 		}
 		if !f.Verified {
@@ -565,13 +573,52 @@ func unverified(rep *preflight.Report) string {
 	return "writers could not be ruled out (" + strings.Join(why, ", ") + ")"
 }
 
-// emptyDir removes everything inside dir, keeping dir itself.
-func emptyDir(dir string) {
-	ents, err := os.ReadDir(dir)
+// emptyDir removes everything inside root, keeping root itself
+// (os.Root.RemoveAll: nothing outside root is followed or removed).
+func emptyDir(root *os.Root) {
+	names, err := readNames(root, ".")
 	if err != nil {
 		return
 	}
-	for _, e := range ents {
-		os.RemoveAll(filepath.Join(dir, e.Name()))
+	for _, n := range names {
+		root.RemoveAll(n)
 	}
+}
+
+// readNames returns the names in the directory rel of root.
+func readNames(root *os.Root, rel string) ([]string, error) {
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// openDest creates to when missing and opens it as an os.Root, which
+// every later step inside it goes through: a directory its owner swaps
+// for a symlink during the copy cannot take a file, a change of owner or
+// mode, or a removal outside it. The directory opened must be the one
+// to resolves to (device and inode), and still not overlap from.
+func openDest(from, to string, opts Options) (*os.Root, error) {
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", opts.To, err)
+	}
+	rt, err := checkOverlap(from, to, opts.From, opts.To)
+	if err != nil {
+		return nil, err
+	}
+	want, err := os.Lstat(rt)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", opts.To, err)
+	}
+	root, err := os.OpenRoot(rt)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", opts.To, err)
+	}
+	if got, err := root.Stat("."); err != nil || !os.SameFile(got, want) {
+		root.Close()
+		return nil, fmt.Errorf("%w: --to %s changed while it was opened", ErrRefused, opts.To)
+	}
+	return root, nil
 }

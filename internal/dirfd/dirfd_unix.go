@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -109,8 +110,13 @@ func (d *Dir) Sync() error {
 // Same reports whether fi (from os.Stat or Lstat) is this directory (same
 // device and inode).
 func (d *Dir) Same(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*unix.Stat_t)
-	return ok && uint64(st.Dev) == d.dev && uint64(st.Ino) == d.ino //nolint:unconvert // int32 on darwin
+	switch st := fi.Sys().(type) {
+	case *syscall.Stat_t: // os.Stat, os.Lstat
+		return uint64(st.Dev) == d.dev && uint64(st.Ino) == d.ino //nolint:unconvert // int32 on darwin
+	case *unix.Stat_t: // Dir.Lstat
+		return uint64(st.Dev) == d.dev && uint64(st.Ino) == d.ino //nolint:unconvert // int32 on darwin
+	}
+	return false
 }
 
 // FreeBytes is fstatfs's f_bavail * f_bsize for the directory's
