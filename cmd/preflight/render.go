@@ -165,6 +165,8 @@ func probesChecked(p preflight.WriterProbes) string {
 		switch pr.status {
 		case "ran":
 			ran = append(ran, pr.name)
+		case "unsure":
+			ran = append(ran, pr.name+" (partly)")
 		case docker.StatusNoDaemon:
 			ran = append(ran, pr.name+" (no Docker engine here)")
 		case docker.StatusOff:
