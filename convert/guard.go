@@ -250,6 +250,7 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 	}
 
 	out = append(out, sillyRenamed(db, opts, d)...)
+	out = append(out, swappable(db.Path)...)
 
 	unverified := unverifiedProbes(rep, db)
 	if len(unverified) > 0 {
@@ -267,6 +268,30 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 		}
 	}
 	return out
+}
+
+// swappable refuses a database reached through a directory that a user
+// other than root and us can replace (see swappableDir): SQLite would
+// create the -journal, -wal and -shm wherever that user points it. Both the
+// path as given and its resolved form are checked, since SQLite resolves
+// the symlinks of the path it is given when it opens it.
+func swappable(path string) []Refusal {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	dirs := []string{filepath.Dir(abs)}
+	if r, err := filepath.EvalSymlinks(dirs[0]); err == nil && r != dirs[0] {
+		dirs = append(dirs, r)
+	}
+	for _, dir := range dirs {
+		if x, why := swappableDir(dir); x != "" {
+			return []Refusal{{Reason: "swappable-dir",
+				Message: fmt.Sprintf("the database is reached through %s, and %s: SQLite opens the database and creates its -journal, -wal and -shm by path, so that user could send them elsewhere while this process writes them; nothing was changed", x, why),
+				Remedy:  []string{"convert as the user that owns the data directory (docker exec --user, su-exec, gosu), or move the database directly into the data directory"}}}
+		}
+	}
+	return nil
 }
 
 // sillyRenamed names the NFS silly-rename files beside db (check's

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -407,5 +408,36 @@ func TestStateFileDirSwapped(t *testing.T) {
 	s, rerr := convert.ReadState(data + ".moved")
 	if rerr != nil || len(s.Conversions) != 100 || s.Conversions[99].Path != "/data/b.db" {
 		t.Errorf("state in the directory Record opened: %d conversions, %v; want the last 100, /data/b.db last", len(s.Conversions), rerr)
+	}
+}
+
+// A database in a subdirectory of a data directory that another user owns
+// is refused: that user can replace the subdirectory with a symlink while
+// SQLite creates the -journal, -wal and -shm by path. Nothing changes.
+func TestConvertRefusesSwappableSubdir(t *testing.T) {
+	_, data, target := swapLayout(t)
+	sub := filepath.Join(data, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sub, "x.db")
+	bigWAL(t, path, 1, 1)
+	before := sums(t, path)
+	res := run(t, opts(path))
+	if len(res.Databases) != 1 {
+		t.Fatalf("convert(%s) databases = %+v, want one", path, res.Databases)
+	}
+	d := res.Databases[0]
+	if d.Status != convert.StatusRefused || len(d.Refusals) == 0 || d.Refusals[len(d.Refusals)-1].Reason != "swappable-dir" {
+		t.Fatalf("convert(%s under a directory uid %d owns) = %s %+v, want refused: swappable-dir", path, nobody, d.Status, d.Refusals)
+	}
+	if !strings.Contains(d.Refusals[len(d.Refusals)-1].Message, sub) {
+		t.Errorf("refusal %q does not name %s", d.Refusals[len(d.Refusals)-1].Message, sub)
+	}
+	if after := sums(t, path); !maps.Equal(before, after) {
+		t.Errorf("files changed: before %v, after %v", before, after)
+	}
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("the root-only directory holds %d entries", len(ents))
 	}
 }
