@@ -21,7 +21,7 @@ type CheckFlags struct {
 	MaxDepth int      `name:"max-depth" env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below a data directory to search for databases."`
 
 	SniffMax  int           `name:"sniff-max" env:"PREFLIGHT_SNIFF_MAX" default:"2000" help:"Per data directory, at most this many files without a database name (*.db, *.sqlite, *.sqlite3, *.db3) and of at least 512 bytes are opened to look for the SQLite header; -1 is no limit."`
-	SniffTime time.Duration `name:"sniff-time" env:"PREFLIGHT_SNIFF_TIME" default:"1s" help:"Per data directory, longest time spent on the sizes and headers of files without a database name; -1s is no limit."`
+	SniffTime time.Duration `name:"sniff-time" env:"PREFLIGHT_SNIFF_TIME" default:"1s" help:"Per data directory, how long after its search starts files without a database name are still looked at (size, then header); -1s is no limit."`
 
 	FSTimeout time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a data directory to answer a stat and a directory read (a stuck FUSE daemon or NFS server)."`
 	ProbeFS   bool          `name:"probe-fs" env:"PREFLIGHT_PROBE_FS" help:"Test the filesystem with a temporary file: shared mmap and POSIX locks (the only probe that writes)."`
