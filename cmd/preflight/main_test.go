@@ -155,6 +155,8 @@ func TestUsageErrors(t *testing.T) {
 		{"--mountinfo", fifo, "check", "/data"},
 		{"--mountinfo", t.TempDir(), "check", "/data"},
 		{"check", "--max-depth", "0", "/tmp"},
+		{"check", "--sniff-max", "0", "/tmp"},
+		{"check", "--sniff-time", "0s", "/tmp"},
 		{"check"},
 		{"check", "--format", "yaml", "/"},
 		{"--mountinfo", garbage, "check", "/data"},
