@@ -12,5 +12,11 @@
 #   ENTRYPOINT ["/preflight", "run", "--data-dir", "/data", "--"]
 FROM scratch
 COPY bin/preflight-nocompose /preflight
+# A writable /tmp for `check --deep`, which checks a database across a share
+# on a private copy there (--tmp-dir, PREFLIGHT_TMP_DIR, to put it
+# elsewhere). scratch has no mkdir, so copy an empty directory
+# (.dockerignore leaves out its .keep).
+COPY --chown=65532:65532 rootfs/tmp /tmp
+ENV TMPDIR=/tmp
 USER 65532:65532
 ENTRYPOINT ["/preflight"]

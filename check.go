@@ -46,7 +46,8 @@ type Options struct {
 	MaxDepth int
 	// SniffMax and SniffTime bound, per data directory, how many files
 	// without a database name are opened to look for the SQLite header, and
-	// the time spent on them (sqlitefile.DiscoverOptions); 0 means the
+	// for how long from the start of its search they are looked at
+	// (sqlitefile.DiscoverOptions); 0 means the
 	// defaults, 2,000 files and 1 s; negative means no limit. Files named
 	// *.db, *.sqlite, *.sqlite3, *.db3 are always inspected.
 	SniffMax  int

@@ -25,6 +25,10 @@ type HealthOptions struct {
 	// process's lock before reporting "locked, integrity not checked";
 	// zero means 1 s.
 	BusyTimeout time.Duration
+	// TempDir is where the integrity check makes its private copy of a
+	// database (across a share, or a WAL database no process has open);
+	// empty means $TMPDIR, else /tmp. See health.Options.TempDir.
+	TempDir string
 	// ProbeFS creates, maps, locks and removes a temporary file in each
 	// data directory to test that the filesystem gives WAL what it needs.
 	// The only probe that writes.
@@ -105,6 +109,7 @@ func checkHealth(ctx context.Context, r *Report, opts HealthOptions) {
 		in := health.CheckIntegrity(ctx, s.db.Path, health.Options{
 			Full:        opts.Full,
 			BusyTimeout: opts.BusyTimeout,
+			TempDir:     opts.TempDir,
 			Copy:        unsafeForWAL(s.class()) || s.class() == "unknown" || idleWAL,
 		})
 		s.db.Health.Integrity = &in
@@ -211,7 +216,7 @@ var healthRules = []rule{
 			if h := s.db.Health; h != nil && h.Journal != nil && h.Journal.Hot {
 				return []string{"See hot-journal: let the next writer roll the journal back, then check again."}
 			}
-			return []string{"Run the check again when the other process has finished its transaction, or raise --busy-timeout."}
+			return []string{"Run the check again when the other process has finished its transaction, or raise --busy-timeout.", "When the private copy could not be made (no room, no temporary directory), point --tmp-dir (PREFLIGHT_TMP_DIR) at a writable directory with room for the database and its -wal."}
 		},
 	},
 	{

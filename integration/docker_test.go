@@ -1,7 +1,9 @@
 package integration_test
 
 import (
+	"archive/tar"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -339,7 +341,7 @@ func TestPreflightImage(t *testing.T) {
 	if err := buildImage(tag, "Dockerfile", map[string]string{
 		"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
 		".dockerignore":           filepath.Join(repoRoot, ".dockerignore"),
-	}); err != nil {
+	}, "rootfs/tmp"); err != nil {
 		t.Fatal(err)
 	}
 	r := dockerRun(t, tag, "--version")
@@ -353,5 +355,82 @@ func TestPreflightImage(t *testing.T) {
 	wantCode(t, r, 1)
 	if !strings.Contains(r.stderr, "built without compose support") {
 		t.Errorf("compose in the image printed %q, want the nocompose error", r.stderr)
+	}
+}
+
+// TestPreflightImageDeepOnShare: the top-level image (FROM scratch) has a
+// writable /tmp, so check --deep on a FUSE-backed bind (Docker Desktop's
+// share, where the database is checked on a private copy) checks
+// integrity instead of reporting integrity-not-checked, and leaves no copy.
+func TestPreflightImageDeepOnShare(t *testing.T) {
+	requireDocker(t)
+	testdb.NeedFUSE(t)
+	tag := "preflight-it-tool-deep:" + runID
+	if err := buildImage(tag, "Dockerfile", map[string]string{
+		"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
+		".dockerignore":           filepath.Join(repoRoot, ".dockerignore"),
+	}, "rootfs/tmp"); err != nil {
+		t.Fatal(err)
+	}
+	backing, mnt := hostDir(t), t.TempDir()
+	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
+	if err != nil {
+		t.Fatalf("fuseloop.Mount(%q, %q, grpcfuse): %v", backing, mnt, err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	testdb.Make(t, filepath.Join(backing, "app.db"), "delete", 50)
+
+	name := "preflight-it-deep-" + runID
+	r := docker(t, "run", "--name", name, "--label", label, "-v", mnt+":/data", tag,
+		"check", "--deep", "--docker", "off", "--fail-on", "never", "--format", "json", "/data")
+	defer docker(t, "rm", "-f", name)
+	wantCode(t, r, 0)
+	var rep struct {
+		DataDirs []struct {
+			Databases []struct {
+				Health *struct {
+					Integrity *struct {
+						Ran         bool   `json:"ran"`
+						OK          bool   `json:"ok"`
+						CheckedCopy bool   `json:"checked_copy"`
+						Err         string `json:"error"`
+					} `json:"integrity"`
+				} `json:"health"`
+			} `json:"databases"`
+		} `json:"data_dirs"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("decode check output: %v\n%s", err, r)
+	}
+	if len(rep.DataDirs) != 1 || len(rep.DataDirs[0].Databases) != 1 || rep.DataDirs[0].Databases[0].Health == nil || rep.DataDirs[0].Databases[0].Health.Integrity == nil {
+		t.Fatalf("check --deep /data: no integrity result\n%s", r)
+	}
+	in := rep.DataDirs[0].Databases[0].Health.Integrity
+	if !in.Ran || !in.OK || !in.CheckedCopy {
+		t.Errorf("check --deep /data in the image: integrity ran %v ok %v on a copy %v (%s), want a checked copy\n%s", in.Ran, in.OK, in.CheckedCopy, in.Err, r)
+	}
+	wantNotContains(t, "stdout", r.stdout, "integrity-not-checked")
+	// The container's /tmp holds no copy afterwards.
+	out := docker(t, "cp", name+":/tmp", "-")
+	wantCode(t, out, 0)
+	tr := tar.NewReader(strings.NewReader(out.stdout))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read docker cp %s:/tmp: %v", name, err)
+		}
+		if h.Name != "tmp/" && h.Name != "tmp" {
+			t.Errorf("the container's /tmp holds %s after check --deep, want nothing", h.Name)
+		}
+		if h.Name == "tmp/" && h.Uid != 65532 {
+			t.Errorf("the image's /tmp is owned by uid %d, want 65532", h.Uid)
+		}
 	}
 }

@@ -166,8 +166,10 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 		return res, err
 	}
 	if !opts.NoGuard {
+		// No sniffing budget: the guard must see every database the copy
+		// reads (findDatabases opens every file too).
 		rep, err := preflight.Check(ctx, preflight.Options{Paths: []string{from, to}, MaxDepth: 64,
-			Writers: preflight.WriterOptions{Docker: opts.Docker}})
+			SniffMax: -1, SniffTime: -1, Writers: preflight.WriterOptions{Docker: opts.Docker}})
 		if err != nil {
 			return res, fmt.Errorf("check for live writers: %w", err)
 		}

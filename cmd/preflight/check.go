@@ -21,7 +21,7 @@ type CheckFlags struct {
 	MaxDepth int      `name:"max-depth" env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below a data directory to search for databases."`
 
 	SniffMax  int           `name:"sniff-max" env:"PREFLIGHT_SNIFF_MAX" default:"2000" help:"Per data directory, at most this many files without a database name (*.db, *.sqlite, *.sqlite3, *.db3) and of at least 512 bytes are opened to look for the SQLite header; -1 is no limit."`
-	SniffTime time.Duration `name:"sniff-time" env:"PREFLIGHT_SNIFF_TIME" default:"1s" help:"Per data directory, longest time spent on the sizes and headers of files without a database name; -1s is no limit."`
+	SniffTime time.Duration `name:"sniff-time" env:"PREFLIGHT_SNIFF_TIME" default:"1s" help:"Per data directory, how long after its search starts files without a database name are still looked at (size, then header); -1s is no limit."`
 
 	FSTimeout time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a data directory to answer a stat and a directory read (a stuck FUSE daemon or NFS server)."`
 	ProbeFS   bool          `name:"probe-fs" env:"PREFLIGHT_PROBE_FS" help:"Test the filesystem with a temporary file: shared mmap and POSIX locks (the only probe that writes)."`
@@ -101,6 +101,7 @@ type CheckCmd struct {
 	Deep        bool          `name:"deep" env:"PREFLIGHT_DEEP" help:"Also check database health: WAL frame chain, hot journals, header bytes, and PRAGMA quick_check on a read-only connection, with damage classified (--deep=full runs integrity_check)."`
 	DeepMode    string        `name:"deep-mode" enum:"quick,full" default:"quick" env:"PREFLIGHT_DEEP_MODE" help:"quick_check or integrity_check for --deep (--deep=full is --deep --deep-mode full)."`
 	BusyTimeout time.Duration `name:"busy-timeout" default:"1s" env:"PREFLIGHT_BUSY_TIMEOUT" help:"With --deep, longest wait on another process's lock before reporting 'integrity not checked'."`
+	TmpDir      string        `name:"tmp-dir" env:"PREFLIGHT_TMP_DIR" placeholder:"DIR" help:"With --deep, where to make the private copy a database is checked on (across a share, or a WAL database no process has open); default $TMPDIR, else /tmp. It needs room for the database and its -wal."`
 }
 
 // Run checks the paths, renders the report and exits by the verdict.
@@ -116,13 +117,17 @@ func (c *CheckCmd) Run(g *Globals) error {
 	opts.Health.Deep = c.Deep || c.DeepMode == "full"
 	opts.Health.Full = c.DeepMode == "full"
 	opts.Health.BusyTimeout = c.BusyTimeout
+	opts.Health.TempDir = c.TmpDir
 	if c.Container != "" {
 		if opts.MountTable != nil {
 			return usageError(errors.New("--container and --mountinfo cannot be combined"))
 		}
 		opts.Container = c.Container
 	}
-	r, err := preflight.Check(context.Background(), opts)
+	r, err := preflight.Check(g.ctx, opts)
+	if err := g.ctx.Err(); err != nil {
+		return fmt.Errorf("check: interrupted: %w", context.Cause(g.ctx))
+	}
 	if err != nil {
 		if errors.Is(err, preflight.ErrRelativePath) || errors.Is(err, docker.ErrNotFound) {
 			return usageError(err)

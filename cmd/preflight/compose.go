@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +78,7 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		}
 		opts.Catalogue = cat.Merge(opts.Catalogue)
 	}
-	res, err := preflight.CheckCompose(context.Background(), opts)
+	res, err := preflight.CheckCompose(g.ctx, opts)
 	if err != nil {
 		if errors.Is(err, preflight.ErrComposeInput) {
 			return usageError(err, "run docker compose config with the same flags to see how Compose reads the project")
@@ -91,7 +90,7 @@ func (c *ComposeCmd) Run(g *Globals) error {
 	switch {
 	case c.Write:
 		if err := writeEdits(g, res.Edits, func() error {
-			l, err := compose.Load(context.Background(), opts.Load)
+			l, err := compose.Load(g.ctx, opts.Load)
 			if err != nil {
 				return err
 			}
@@ -101,7 +100,7 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		}
 		// Show the project as written, with what was rewritten.
 		if len(res.Edits) > 0 {
-			again, err := preflight.CheckCompose(context.Background(), opts)
+			again, err := preflight.CheckCompose(g.ctx, opts)
 			if err != nil {
 				return fmt.Errorf("check the rewritten project: %w", err)
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,7 +83,7 @@ func (c *ConvertCmd) Run(g *Globals) error {
 		opts.Progress, stop = newProgress(g.stderr)
 		defer stop()
 	}
-	res, err := convert.Run(context.Background(), opts)
+	res, err := convert.Run(g.ctx, opts)
 	if err != nil {
 		if errors.Is(err, convert.ErrBadOptions) || errors.Is(err, convert.ErrNoPaths) || errors.Is(err, preflight.ErrRelativePath) {
 			return usageError(err)
@@ -257,7 +256,7 @@ func isTerminal(f *os.File) bool {
 // with --on-unsafe-fallback fail a database left unconverted stops the
 // start (exit 3).
 func (c *RunCmd) convertUnsafe(g *Globals, r *preflight.Report, opts preflight.Options) error {
-	res, stateErrs, err := convert.Policy(context.Background(), r, opts)
+	res, stateErrs, err := convert.Policy(g.ctx, r, opts)
 	lvl := preflight.LevelWarn
 	if c.OnUnsafeFallback == "fail" {
 		lvl = preflight.LevelError

@@ -9,12 +9,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 	"github.com/preflight-sqlite/preflight/compose"
@@ -28,6 +31,10 @@ type Globals struct {
 	Mountinfo string           `name:"mountinfo" env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify paths against a mount table saved on another machine (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. The paths are that machine's: nothing on this machine is read."`
 	Version   kong.VersionFlag `env:"-" help:"Print the version and exit."`
 
+	// ctx ends on SIGINT or SIGTERM (main) and is passed to every probe
+	// and command, so that what a command made (a private copy of a
+	// database) is removed before the process exits.
+	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
 	args   []string
@@ -94,7 +101,8 @@ filesystems do not give.
 
 Exit codes:
   0    ok (or only findings below --fail-on)
-  1    could not run (internal error); convert: a conversion failed
+  1    could not run (internal error), or interrupted (SIGINT, SIGTERM);
+       convert: a conversion failed
   2    bad usage or bad input
   3    unsafe: an error-level finding; convert: refused (a writer, an
        unverified probe, Litestream, WAL frames that would be lost)
@@ -104,14 +112,30 @@ Exit codes:
 After 'preflight run' execs CMD, the exit code is the application's.`
 
 func main() {
-	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		// After the first signal the command winds down; a second one
+		// ends the process the default way.
+		<-ctx.Done()
+		stop()
+	}()
+	code := MainContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // Main runs the CLI with args and returns the process exit code. It is
 // separate from main so tests can call it in-process.
 func Main(args []string, stdout, stderr io.Writer) int {
+	return MainContext(context.Background(), args, stdout, stderr)
+}
+
+// MainContext is Main with the context every command runs under: when it
+// ends, the command stops what it is doing, cleans up and returns (exit
+// code 1, "interrupted").
+func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args, cmdArgs := splitRun(args)
-	cli := CLI{Globals: Globals{stdout: stdout, stderr: stderr, args: args, cmdArgs: cmdArgs}}
+	cli := CLI{Globals: Globals{ctx: ctx, stdout: stdout, stderr: stderr, args: args, cmdArgs: cmdArgs}}
 	unsetEmptyEnv()
 	exit := -1
 	// `preflight run` starts every container, and kong builds its model
@@ -143,7 +167,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, fmt.Errorf("build command line: %w", err))
 	}
-	ctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(args)
 	if exit >= 0 { // --help or --version
 		if exit == 80 {
 			return exitUsage
@@ -155,7 +179,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "preflight: hint: run 'preflight --help' for usage")
 		return exitUsage
 	}
-	if err := ctx.Run(g); err != nil {
+	if err := kctx.Run(g); err != nil {
 		return report(stderr, err)
 	}
 	return exitOK

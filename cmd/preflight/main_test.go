@@ -158,6 +158,8 @@ func TestUsageErrors(t *testing.T) {
 		{"--mountinfo", fifo, "check", "/data"},
 		{"--mountinfo", t.TempDir(), "check", "/data"},
 		{"check", "--max-depth", "0", "/tmp"},
+		{"check", "--sniff-max", "0", "/tmp"},
+		{"check", "--sniff-time", "0s", "/tmp"},
 		{"check"},
 		{"check", "--format", "yaml", "/"},
 		{"--mountinfo", garbage, "check", "/data"},
@@ -387,5 +389,53 @@ func TestCheckTextNamesProbesThatRan(t *testing.T) {
 	}
 	if strings.Contains(out, "containers checked") {
 		t.Errorf("check --docker off output claims containers were checked:\n%s", out)
+	}
+}
+
+// TestCheckDeepSIGTERMRemovesCopy: a check --deep process told to stop
+// (SIGTERM) while it copies a database to check it privately removes the
+// copy before it exits, and says it was interrupted.
+func TestCheckDeepSIGTERMRemovesCopy(t *testing.T) {
+	data, tmp := t.TempDir(), t.TempDir()
+	db := testdb.Open(t, filepath.Join(data, "app.db"), "wal", 0)
+	// About 96 MiB: long enough to copy that the signal comes mid-copy.
+	if _, err := db.Exec(`insert into t(v) with recursive n(i) as (select 1 union all select i+1 from n where i < 24576) select hex(randomblob(2048)) from n`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil { // an idle WAL database: checked on a copy
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "check", "--deep", "--docker", "off", "--tmp-dir", tmp, data)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	copies := filepath.Join(tmp, "preflight-check-*", "copy.db")
+	for seen := false; !seen; {
+		select {
+		case err := <-done:
+			t.Fatalf("check --deep ended (%v) before its copy %s was seen\n%s", err, copies, stderr.String())
+		case <-time.After(200 * time.Microsecond):
+		}
+		m, _ := filepath.Glob(copies)
+		seen = len(m) > 0
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("check --deep did not end within 30s of SIGTERM\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInternal || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("check --deep after SIGTERM: exit %d, stderr %q; want %d and interrupted", code, stderr.String(), exitInternal)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("--tmp-dir after SIGTERM holds %v, want nothing", left)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,7 +26,7 @@ type MigrateCmd struct {
 // live writer, a destination that is not empty) or the copy did not
 // verify, 1 the copy failed, 2 bad usage.
 func (c *MigrateCmd) Run(g *Globals) error {
-	res, err := migrate.Run(context.Background(), migrate.Options{From: c.From, To: c.To,
+	res, err := migrate.Run(g.ctx, migrate.Options{From: c.From, To: c.To,
 		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout}, AllowUnverified: c.AllowUnverified,
 		FSTimeout: c.FSTimeout})
 	if c.Format == "json" {

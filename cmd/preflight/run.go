@@ -58,7 +58,7 @@ func (c *RunCmd) Run(g *Globals) error {
 	opts.Writers.Starting = true
 	opts.JournalModeExported = len(exports) > 0
 	opts.Writers.Converted = convertedBefore(g, c.LogFormat, opts.Paths)
-	r, err := preflight.Check(context.Background(), opts)
+	r, err := preflight.Check(g.ctx, opts)
 	if err != nil {
 		if errors.Is(err, preflight.ErrRelativePath) {
 			return usageError(err)
@@ -96,6 +96,10 @@ func (c *RunCmd) Run(g *Globals) error {
 		}
 	}
 
+	if err := g.ctx.Err(); err != nil {
+		// Told to stop while checking: the application is not started.
+		return fmt.Errorf("run: interrupted, %s not started: %w", argv[0], context.Cause(g.ctx))
+	}
 	env := os.Environ()
 	if r != nil {
 		env = setEnv(env, "PREFLIGHT_JOURNAL_MODE", r.JournalMode)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,11 +30,11 @@ func (c *WritersCmd) Run(g *Globals) error {
 	if c.HostPath != "" {
 		// The engine is asked about the path as this machine resolves it
 		// (symlinks): a path that does not answer would hang that.
-		if err := fsbound.Responsive(context.Background(), c.HostPath, c.FSTimeout); err != nil {
+		if err := fsbound.Responsive(g.ctx, c.HostPath, c.FSTimeout); err != nil {
 			return &exitError{code: exitInternal, err: fmt.Errorf("writers: %w", err), hints: []string{"the host path is on a filesystem that does not answer: find what it is on with findmnt -T PATH"}}
 		}
 	}
-	res := docker.WritersOf(context.Background(), c.Volume, c.HostPath, docker.Options{Timeout: c.DockerTimeout})
+	res := docker.WritersOf(g.ctx, c.Volume, c.HostPath, docker.Options{Timeout: c.DockerTimeout})
 	if c.Format == "json" {
 		if err := writeJSON(g, res); err != nil {
 			return err

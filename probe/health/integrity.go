@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -35,15 +34,20 @@ type Options struct {
 	// glebarez/go-sqlite's own default of 5000 ms.
 	BusyTimeout time.Duration
 	// Copy checks a private copy of the database file and its -wal (never
-	// the -shm, which SQLite rebuilds) made in a new temporary directory,
-	// removed afterwards. The live directory then sees only reads. The copy
+	// the -shm, which SQLite rebuilds) made in a new directory in TempDir
+	// (CopyDirPrefix...), locked while in use and removed afterwards, also
+	// when ctx ends mid-copy. Copies left by killed runs are removed first
+	// (RemoveStaleCopies), and a copy that would not fit in TempDir's free
+	// space (with 16 MiB to spare) is not started (Err wraps the text of
+	// ErrNoRoom). The live directory then sees only reads. The copy
 	// is not atomic: if a WAL writer commits or checkpoints while it is
 	// taken, the copy can show damage the live database does not have. A
 	// rollback-mode writer in a transaction (journal present, RESERVED lock
 	// held) makes CheckIntegrity return Locked without copying.
 	Copy bool
-	// TempDir is where Copy creates its temporary directory; empty means
-	// os.TempDir(). It needs room for the database and its -wal.
+	// TempDir is where Copy creates its directory; empty means
+	// os.TempDir() ($TMPDIR, else /tmp). It needs room for the database
+	// and its -wal.
 	TempDir string
 }
 
@@ -215,19 +219,18 @@ func CheckIntegrity(ctx context.Context, dbPath string, opts Options) (res Integ
 			res.Err = ErrTextLocked
 			return res
 		}
-		dir, err := os.MkdirTemp(opts.TempDir, "preflight-check-")
+		_, _ = RemoveStaleCopies(opts.TempDir)
+		dir, err := newCopyDir(opts.TempDir)
 		if err != nil {
 			res.Err = fmt.Sprintf("check integrity: copy: %v", err)
 			return res
 		}
-		defer os.RemoveAll(dir)
-		target = filepath.Join(dir, "copy.db")
-		if err := copyFile(path, target); err != nil {
+		defer dir.remove()
+		if target, err = copyFiles(ctx, path, dir.path); err != nil {
 			res.Err = fmt.Sprintf("check integrity: copy: %v", err)
-			return res
-		}
-		if err := copyFile(path+"-wal", target+"-wal"); err != nil && !errors.Is(err, os.ErrNotExist) {
-			res.Err = fmt.Sprintf("check integrity: copy: %v", err)
+			if ctx.Err() != nil {
+				res.Err = fmt.Sprintf("check integrity: interrupted: %v", ctx.Err())
+			}
 			return res
 		}
 		res.CheckedCopy = true
@@ -378,22 +381,4 @@ func readSchema(ctx context.Context, conn *sql.Conn) ([]SchemaEntry, error) {
 		out = []SchemaEntry{}
 	}
 	return out, nil
-}
-
-// copyFile copies src to a new file dst and syncs it.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -29,6 +29,9 @@ import (
 //     committing.
 //   - "kill-me": like "hold", but never exits by itself: the test sends
 //     SIGKILL, as a crash would.
+//   - "lock-dir": take an exclusive flock(2) on the directory named by
+//     dbEnv, as the owner of a private copy does, print "ready", then wait
+//     like "hold".
 const (
 	helperEnv = "HEALTH_TEST_HELPER"
 	dbEnv     = "HEALTH_TEST_DB"
@@ -44,6 +47,12 @@ func TestMain(m *testing.M) {
 			os.RemoveAll(benchDir)
 		}
 		os.Exit(code)
+	case "lock-dir":
+		if err := lockDirHelper(os.Getenv(dbEnv)); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "hold", "kill-me":
 		if err := holdHelper(os.Getenv(dbEnv), os.Getenv(stmtsEnv), os.Getenv(helperEnv) == "kill-me"); err != nil {
 			fmt.Fprintln(os.Stderr, "helper:", err)
@@ -85,6 +94,25 @@ func holdHelper(path, stmts string, forever bool) error {
 	select {
 	case <-done:
 	case <-time.After(holdFor):
+	}
+	return nil
+}
+
+func lockDirHelper(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	done := make(chan struct{})
+	go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
 	}
 	return nil
 }

@@ -1,0 +1,171 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// CopyDirPrefix starts the name of every directory CheckIntegrity makes
+// for a private copy (Options.Copy): <TempDir>/preflight-check-<random>.
+// Its owner holds an exclusive lock on the directory (flock(2) on Linux)
+// for as long as the copy is in use; a directory whose lock no process
+// holds belongs to a run that was killed, and RemoveStaleCopies removes
+// it.
+const CopyDirPrefix = "preflight-check-"
+
+// stagingPrefix names a copy directory between its creation and its lock:
+// RemoveStaleCopies leaves it alone until it is staleStaging old, so it
+// cannot take a directory its owner is about to lock.
+const stagingPrefix = ".preflight-check-new-"
+
+// staleStaging is how old an unlocked staging directory must be before
+// RemoveStaleCopies takes it for a leftover.
+const staleStaging = time.Minute
+
+// copyHeadroom is the free space, in bytes, CheckIntegrity leaves in
+// TempDir beyond the copy itself.
+const copyHeadroom = 16 << 20
+
+// ErrNoRoom is wrapped by the error of a copy that would not fit in the
+// free space of its directory.
+var ErrNoRoom = errors.New("not enough free space for the copy")
+
+// copyDir is a locked directory for one private copy.
+type copyDir struct {
+	path string
+	lock *os.File // holds the lock; closing it releases it
+}
+
+// newCopyDir creates and locks a copy directory in tmp (empty means
+// os.TempDir()). It is made under a staging name, locked, then renamed to
+// CopyDirPrefix..., so no other process sees it unlocked under that name.
+func newCopyDir(tmp string) (*copyDir, error) {
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	staging, err := os.MkdirTemp(tmp, stagingPrefix)
+	if err != nil {
+		return nil, err
+	}
+	f, err := lockDir(staging, true)
+	if err != nil {
+		os.Remove(staging)
+		return nil, fmt.Errorf("lock %s: %w", staging, err)
+	}
+	final := filepath.Join(tmp, CopyDirPrefix+strings.TrimPrefix(filepath.Base(staging), stagingPrefix))
+	if err := os.Rename(staging, final); err != nil {
+		f.Close()
+		os.Remove(staging)
+		return nil, err
+	}
+	return &copyDir{path: final, lock: f}, nil
+}
+
+// remove deletes the directory and its contents, then releases the lock.
+func (d *copyDir) remove() error {
+	err := os.RemoveAll(d.path)
+	d.lock.Close()
+	return err
+}
+
+// RemoveStaleCopies removes the private copies in tmp (empty means
+// os.TempDir()) left by runs that are gone: directories named
+// CopyDirPrefix... (and staging directories older than a minute), owned by
+// this process's user, whose lock no process holds. A copy whose owner is
+// alive keeps its lock and is left alone, whatever its age or PID
+// namespace. It returns the paths removed and the errors met (joined).
+// Outside Linux it removes nothing.
+func RemoveStaleCopies(tmp string) (removed []string, err error) {
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		staging := strings.HasPrefix(name, stagingPrefix)
+		if !e.IsDir() || !staging && !strings.HasPrefix(name, CopyDirPrefix) {
+			continue
+		}
+		p := filepath.Join(tmp, name)
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() || !ownedByMe(fi) || staging && time.Since(fi.ModTime()) < staleStaging {
+			continue
+		}
+		f, err := lockDir(p, false)
+		if err != nil {
+			continue // held by a live owner, or not ours to lock
+		}
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, err)
+		} else {
+			removed = append(removed, p)
+		}
+		f.Close()
+	}
+	return removed, errors.Join(errs...)
+}
+
+// copyFiles copies the database path and its -wal (when there is one)
+// into dir as copy.db and copy.db-wal, after checking that they fit in
+// the free space there. It stops when ctx ends. It returns the copy's path.
+func copyFiles(ctx context.Context, path, dir string) (string, error) {
+	need := int64(copyHeadroom)
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			need += fi.Size()
+		}
+	}
+	if free, ok := freeBytes(dir); ok && free < need {
+		return "", fmt.Errorf("%s: %w: it needs %d MiB, %d MiB are free", dir, ErrNoRoom, need>>20, free>>20)
+	}
+	target := filepath.Join(dir, "copy.db")
+	if err := copyFile(ctx, path, target); err != nil {
+		return "", err
+	}
+	if err := copyFile(ctx, path+"-wal", target+"-wal"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	return target, nil
+}
+
+// copyChunk is how much copyFile copies between two looks at ctx.
+const copyChunk = 1 << 20
+
+// copyFile copies src to a new file dst, a chunk at a time, stopping with
+// ctx.Err() when ctx ends.
+func copyFile(ctx context.Context, src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			out.Close()
+			return err
+		}
+		_, err := io.CopyN(out, in, copyChunk)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			out.Close()
+			return err
+		}
+	}
+	return out.Close()
+}
