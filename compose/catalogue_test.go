@@ -39,7 +39,8 @@ func TestCatalogueMatchHow(t *testing.T) {
 		{"example/vaultwarden", "vaultwarden", compose.MatchName},
 		{"bruceforce/vaultwarden-backup", "", ""},
 		{"example/pocketbase-admin", "", ""},
-		{"lscr.io/linuxserver/sonarr", "linuxserver.io image", compose.MatchImage},
+		{"lscr.io/linuxserver/sonarr", "sonarr", compose.MatchImage},
+		{"lscr.io/linuxserver/sabnzbd", "linuxserver.io image", compose.MatchImage},
 		{"postgres:16", "not SQLite (database servers)", compose.MatchImage},
 	} {
 		app, how := c.MatchHow(tc.image)
