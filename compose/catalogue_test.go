@@ -41,6 +41,12 @@ func TestCatalogueMatchHow(t *testing.T) {
 		{"example/pocketbase-admin", "", ""},
 		{"lscr.io/linuxserver/sonarr", "sonarr", compose.MatchImage},
 		{"lscr.io/linuxserver/sabnzbd", "linuxserver.io image", compose.MatchImage},
+		{"ghcr.io/hotio/prowlarr:release", "prowlarr", compose.MatchImage},
+		{"ghcr.io/advplyr/audiobookshelf:2.17", "audiobookshelf", compose.MatchImage},
+		{"lscr.io/linuxserver/plex", "plex", compose.MatchImage},
+		{"fallenbagel/jellyseerr:latest", "jellyseerr", compose.MatchImage},
+		{"nextcloud:29-apache", "nextcloud", compose.MatchImage},
+		{"ghcr.io/blakeblackshear/frigate:stable", "frigate", compose.MatchImage},
 		{"postgres:16", "not SQLite (database servers)", compose.MatchImage},
 	} {
 		app, how := c.MatchHow(tc.image)
