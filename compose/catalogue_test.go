@@ -1,10 +1,14 @@
 package compose_test
 
 import (
+	"context"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
 // TestCatalogueSources: every built-in entry names where the application
@@ -39,7 +43,14 @@ func TestCatalogueMatchHow(t *testing.T) {
 		{"example/vaultwarden", "vaultwarden", compose.MatchName},
 		{"bruceforce/vaultwarden-backup", "", ""},
 		{"example/pocketbase-admin", "", ""},
-		{"lscr.io/linuxserver/sonarr", "linuxserver.io image", compose.MatchImage},
+		{"lscr.io/linuxserver/sonarr", "sonarr", compose.MatchImage},
+		{"lscr.io/linuxserver/sabnzbd", "linuxserver.io image", compose.MatchImage},
+		{"ghcr.io/hotio/prowlarr:release", "prowlarr", compose.MatchImage},
+		{"ghcr.io/advplyr/audiobookshelf:2.17", "audiobookshelf", compose.MatchImage},
+		{"lscr.io/linuxserver/plex", "plex", compose.MatchImage},
+		{"fallenbagel/jellyseerr:latest", "jellyseerr", compose.MatchImage},
+		{"nextcloud:29-apache", "nextcloud", compose.MatchImage},
+		{"ghcr.io/blakeblackshear/frigate:stable", "frigate", compose.MatchImage},
 		{"postgres:16", "not SQLite (database servers)", compose.MatchImage},
 	} {
 		app, how := c.MatchHow(tc.image)
@@ -49,6 +60,84 @@ func TestCatalogueMatchHow(t *testing.T) {
 		}
 		if name != tc.app || how != tc.how {
 			t.Errorf("MatchHow(%q) = %q, %q; want %q, %q", tc.image, name, how, tc.app, tc.how)
+		}
+	}
+}
+
+// TestCatalogueSettings: the restored entries' environment settings do
+// what their sources say. Bazarr is on PostgreSQL only for
+// POSTGRES_ENABLED=true (bazarr/app/database.py compares with "true");
+// Pocket ID picks its engine by the scheme of DB_CONNECTION_STRING;
+// Homebox and Drone move the database file; a relative SQLite path is
+// left at the image's directory.
+func TestCatalogueSettings(t *testing.T) {
+	dir := t.TempDir()
+	text := `services:
+  bazarr-one:
+    image: lscr.io/linuxserver/bazarr
+    environment: {POSTGRES_ENABLED: "1"}
+    volumes: [bz1:/config]
+  bazarr-pg:
+    image: lscr.io/linuxserver/bazarr
+    environment: {POSTGRES_ENABLED: "True"}
+    volumes: [bz2:/config]
+  pocket-pg:
+    image: ghcr.io/pocket-id/pocket-id
+    environment: {DB_CONNECTION_STRING: "postgresql://u:p@db/pocket"}
+    volumes: [pid1:/app/data]
+  pocket-file:
+    image: ghcr.io/pocket-id/pocket-id
+    environment: {DB_CONNECTION_STRING: "file:data/pocket-id.db?_pragma=journal_mode(WAL)"}
+    volumes: [pid2:/app/data]
+  homebox:
+    image: ghcr.io/sysadminsmedia/homebox
+    environment: {HBOX_DATABASE_SQLITE_PATH: "/srv/hb/homebox.db?_pragma=busy_timeout=2000"}
+    volumes: [hbox:/srv/hb]
+  drone:
+    image: drone/drone:2
+    environment: {DRONE_DATABASE_DATASOURCE: /var/drone/database.sqlite}
+    volumes: [drone:/var/drone]
+volumes: {bz1: {}, bz2: {}, pid1: {}, pid2: {}, hbox: {}, drone: {}}
+`
+	file := filepath.Join(dir, "compose.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := compose.Load(context.Background(), compose.LoadOptions{Files: []string{file}, Env: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := compose.Analyze(l, compose.Options{Platform: "linux", NoDisk: true, HostMounts: &mounts.Table{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct{ other, moved string }
+	want := map[string]got{
+		"bazarr-one":  {"", ""},
+		"bazarr-pg":   {"POSTGRES_ENABLED=True", ""},
+		"pocket-pg":   {"DB_CONNECTION_STRING=postgresql://u:p@db/pocket", ""},
+		"pocket-file": {"", ""},
+		"homebox":     {"", "HBOX_DATABASE_SQLITE_PATH=/srv/hb/homebox.db?_pragma=busy_timeout=2000"},
+		"drone":       {"", "DRONE_DATABASE_DATASOURCE=/var/drone/database.sqlite"},
+	}
+	seen := map[string]bool{}
+	for _, m := range a.Mounts {
+		w, ok := want[m.Service]
+		if !ok {
+			continue
+		}
+		seen[m.Service] = true
+		if m.App == nil {
+			t.Errorf("service %s: no catalogue entry", m.Service)
+			continue
+		}
+		if m.App.OtherEngine != w.other || m.App.MovedBy != w.moved {
+			t.Errorf("service %s (%s): other engine %q, moved by %q; want %q, %q", m.Service, m.App.Name, m.App.OtherEngine, m.App.MovedBy, w.other, w.moved)
+		}
+	}
+	for s := range want {
+		if !seen[s] {
+			t.Errorf("service %s: no mount in the analysis", s)
 		}
 	}
 }
