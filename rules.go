@@ -420,6 +420,19 @@ var rules = []rule{
 			return []string{"Stop the application, move the linked file's content back beside the database under its own name only if it holds committed transactions (a -wal does; keep a copy of everything first), and remove the link; move the whole data directory instead if it must live elsewhere."}
 		},
 	},
+	{
+		Rule: Rule{"sidecar-not-regular", LevelError, "a -wal, -shm or -journal beside a database is not a regular file (a FIFO, a socket, a device, a directory): SQLite cannot open the database, and a program that opens a FIFO waits forever"}, onDB: true,
+		match: func(s subject) (string, Level, bool) {
+			odd := irregularSidecars(&s.db.Database)
+			if len(odd) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s: %s; the application fails to open the database or hangs opening it, and nothing here reads these files", s.db.Path, strings.Join(odd, ", ")), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Stop the application and remove what is in the way (rm " + shell.Quote(s.db.Path) + "-wal etc. only once you know it is not a real -wal: a regular -wal holds committed transactions); find who put it there, since SQLite never makes one."}
+		},
+	},
 	damagedDBRule,
 	{
 		Rule: Rule{"not-sqlite", LevelWarn, "a file given as a database, or named like one, holds another program's format (text, bbolt, Berkeley DB, DuckDB, H2), or, given by path, bytes of no known format"}, onDB: true,
@@ -766,4 +779,26 @@ func canonical(p string) string {
 		return a
 	}
 	return filepath.Clean(p)
+}
+
+// irregularSidecars lists db's -wal, -shm and -journal that exist but are
+// not regular files, as "NAME-wal (fifo)".
+func irregularSidecars(db *sqlitefile.Database) []string {
+	var out []string
+	for _, x := range []struct {
+		sfx string
+		s   sqlitefile.Sidecar
+	}{{"-wal", db.WAL}, {"-shm", db.SHM}, {"-journal", db.Journal}} {
+		if x.s.Type != "" {
+			out = append(out, fmt.Sprintf("%s%s (%s)", filepath.Base(db.Path), x.sfx, x.s.Type))
+		}
+	}
+	return out
+}
+
+// IrregularSidecars reports the sidecars of db that are symlinks or not
+// regular files (the sidecar-symlink and sidecar-not-regular findings),
+// described for a message; nil when there are none.
+func IrregularSidecars(db *Database) []string {
+	return append(irregularSidecars(&db.Database), db.SidecarLinks...)
 }

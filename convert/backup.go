@@ -3,6 +3,7 @@ package convert
 import (
 	"errors"
 	"fmt"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"io"
 	"io/fs"
 	"os"
@@ -129,7 +130,7 @@ func backup(path, parent string, now time.Time, growth int64, progress func(done
 	var done int64
 	for _, s := range srcs {
 		b.Files = append(b.Files, BackupFile{Name: s.name})
-		n, err := copyFile(filepath.Join(dbDir, s.name), sub, s.name, buf, func(n int64) {
+		n, err := copyFile(filepath.Join(dbDir, s.name), s.name != filepath.Base(path), sub, s.name, buf, func(n int64) {
 			if progress != nil {
 				progress(done+n, total)
 			}
@@ -210,11 +211,12 @@ func removeBackup(pd *dirfd.Dir, partial string, sub *dirfd.Dir, files []BackupF
 	}
 }
 
-// copyFile copies src to the new file name in dir (O_EXCL, O_NOFOLLOW,
+// copyFile copies src, a regular file (with nofollow, not through a
+// symlink at its name), to the new file name in dir (O_EXCL, O_NOFOLLOW,
 // mode 0600), fsyncs it and returns the bytes copied. Both descriptors are
 // closed before it returns.
-func copyFile(src string, dir *dirfd.Dir, name string, buf []byte, progress func(int64)) (int64, error) {
-	in, err := os.Open(src)
+func copyFile(src string, nofollow bool, dir *dirfd.Dir, name string, buf []byte, progress func(int64)) (int64, error) {
+	in, err := rawfile.Open(src, nofollow)
 	if err != nil {
 		return 0, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -250,7 +252,12 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 	}
 
 	out = append(out, sillyRenamed(db, opts, d)...)
-	out = append(out, swappable(db.Path)...)
+	out = append(out, swappable(db.Path, db.Link)...)
+	if odd := preflight.IrregularSidecars(db); len(odd) > 0 {
+		out = append(out, Refusal{Reason: "sidecar-not-regular",
+			Message: fmt.Sprintf("%s: a -wal, -shm or -journal is a symlink or not a regular file (%s): SQLite cannot use it, and reading it could block or read another file; nothing was changed", db.Path, strings.Join(odd, ", ")),
+			Remedy:  []string{"see preflight check's sidecar-symlink and sidecar-not-regular findings; convert once the sidecars are regular files or absent"}})
+	}
 
 	unverified := unverifiedProbes(rep, db)
 	if len(unverified) > 0 {
@@ -270,12 +277,15 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 	return out
 }
 
-// swappable refuses a database reached through a directory that a user
-// other than root and us can replace (see swappableDir): SQLite would
-// create the -journal, -wal and -shm wherever that user points it. Both the
-// path as given and its resolved form are checked, since SQLite resolves
-// the symlinks of the path it is given when it opens it.
-func swappable(path string) []Refusal {
+// swappable refuses a database reached through a directory or a symlink
+// that a user other than root and us can replace (see swappableDir):
+// SQLite would create the -journal, -wal and -shm wherever that user
+// points it, and a symlink that user planted in the data directory makes
+// this process convert (and back up) a database it alone may write. The
+// directory of path, its resolved form (SQLite resolves the symlinks of
+// the path it opens), and, for a database found through the symlink link,
+// every hop of that symlink chain are checked.
+func swappable(path, link string) []Refusal {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil
@@ -284,6 +294,7 @@ func swappable(path string) []Refusal {
 	if r, err := filepath.EvalSymlinks(dirs[0]); err == nil && r != dirs[0] {
 		dirs = append(dirs, r)
 	}
+	dirs = append(dirs, linkHops(link)...)
 	for _, dir := range dirs {
 		if x, why := swappableDir(dir); x != "" {
 			return []Refusal{{Reason: "swappable-dir",
@@ -459,4 +470,28 @@ func nonEmptyPrefix(prefix, s, suffix string) string {
 		return ""
 	}
 	return prefix + s + suffix
+}
+
+// linkHops returns the symlinks followed from link to the file it names,
+// link first, each absolute (at most 40, as the kernel allows); nil for an
+// empty link.
+func linkHops(link string) []string {
+	var hops []string
+	p, err := filepath.Abs(link)
+	for i := 0; err == nil && p != "" && i < 40; i++ {
+		fi, lerr := os.Lstat(p)
+		if lerr != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		hops = append(hops, p)
+		t, rerr := os.Readlink(p)
+		if rerr != nil {
+			break
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = t
+	}
+	return hops
 }

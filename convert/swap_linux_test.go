@@ -2,20 +2,24 @@ package convert_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -439,5 +443,113 @@ func TestConvertRefusesSwappableSubdir(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(target); len(ents) != 0 {
 		t.Errorf("the root-only directory holds %d entries", len(ents))
+	}
+}
+
+// A symlink the data directory's owner planted in it, naming a database in
+// a directory only root may enter: root's convert refuses it (it would
+// convert and back up a database that user cannot touch), and nothing in
+// that directory changes.
+func TestConvertRefusesPlantedSymlink(t *testing.T) {
+	_, data, target := swapLayout(t)
+	secret := filepath.Join(target, "secret.db")
+	bigWAL(t, secret, 1, 1)
+	for _, s := range []string{"", "-wal"} {
+		if err := os.Lchown(secret+s, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(data, "app.db")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	before := sums(t, secret)
+	res := run(t, opts(data))
+	if len(res.Databases) != 1 {
+		t.Fatalf("convert(%s) databases = %+v, want one", data, res.Databases)
+	}
+	d := res.Databases[0]
+	var reasons []string
+	for _, r := range d.Refusals {
+		reasons = append(reasons, r.Reason)
+	}
+	if d.Status != convert.StatusRefused || !slices.Contains(reasons, "swappable-dir") {
+		t.Fatalf("convert(%s -> %s) = %s, refusals %v; want refused: swappable-dir", link, secret, d.Status, reasons)
+	}
+	if after := sums(t, secret); !maps.Equal(before, after) {
+		t.Errorf("%s changed: before %v, after %v", secret, before, after)
+	}
+	ents, _ := os.ReadDir(target)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"secret.db", "secret.db-wal"}) {
+		t.Errorf("the root-only directory holds %v, want only secret.db and its -wal", names)
+	}
+}
+
+// A FIFO in place of a -wal: check names it (sidecar-not-regular) instead
+// of hanging in open(2) or calling the database safe, --deep returns too,
+// and convert refuses with nothing changed.
+func TestFIFOSidecar(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "app.db")
+	testdb.Make(t, db, "wal", 3)
+	os.Remove(db + "-wal")
+	os.Remove(db + "-shm")
+	if err := syscall.Mkfifo(db+"-wal", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type out struct {
+		r   *preflight.Report
+		res *convert.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		o := opts(db).Check
+		o.Paths = []string{dir}
+		o.Health.Deep = true
+		r, err := preflight.Check(context.Background(), o)
+		if err != nil {
+			done <- out{err: err}
+			return
+		}
+		res, err := convert.Run(context.Background(), opts(db))
+		done <- out{r, res, err}
+	}()
+	var o out
+	select {
+	case o = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("check --deep and convert of a database whose -wal is a FIFO did not return within 60 s")
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	var ids []string
+	for _, f := range o.r.Findings {
+		ids = append(ids, f.ID)
+	}
+	if !slices.Contains(ids, "sidecar-not-regular") || o.r.Verdict != preflight.VerdictUnsafe {
+		t.Errorf("check --deep (app.db-wal a FIFO) = %s %v, want unsafe with sidecar-not-regular", o.r.Verdict, ids)
+	}
+	d := o.res.Databases[0]
+	if d.Status != convert.StatusRefused {
+		t.Errorf("convert (app.db-wal a FIFO) = %s %s %+v, want refused", d.Status, d.Error, d.Refusals)
+	}
+	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(before, after) {
+		t.Errorf("app.db changed (%v)", err)
+	}
+	if fi, err := os.Lstat(db + "-wal"); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("app.db-wal is no longer the FIFO: %v %v", fi, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -129,10 +130,10 @@ func copyFiles(ctx context.Context, path, dir string) (string, error) {
 		return "", fmt.Errorf("%s: %w: it needs %d MiB, %d MiB are free", dir, ErrNoRoom, need>>20, free>>20)
 	}
 	target := filepath.Join(dir, "copy.db")
-	if err := copyFile(ctx, path, target); err != nil {
+	if err := copyFile(ctx, path, target, false); err != nil {
 		return "", err
 	}
-	if err := copyFile(ctx, path+"-wal", target+"-wal"); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := copyFile(ctx, path+"-wal", target+"-wal", true); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
 	return target, nil
@@ -141,10 +142,11 @@ func copyFiles(ctx context.Context, path, dir string) (string, error) {
 // copyChunk is how much copyFile copies between two looks at ctx.
 const copyChunk = 1 << 20
 
-// copyFile copies src to a new file dst, a chunk at a time, stopping with
-// ctx.Err() when ctx ends.
-func copyFile(ctx context.Context, src, dst string) error {
-	in, err := os.Open(src)
+// copyFile copies src, a regular file (with nofollow, not through a
+// symlink at its name), to a new file dst, a chunk at a time, stopping
+// with ctx.Err() when ctx ends.
+func copyFile(ctx context.Context, src, dst string, nofollow bool) error {
+	in, err := rawfile.Open(src, nofollow)
 	if err != nil {
 		return err
 	}

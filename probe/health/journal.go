@@ -5,9 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"io"
 	"io/fs"
-	"os"
 
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
@@ -200,7 +200,7 @@ func InspectJournal(dbPath string) (Journal, error) {
 		j.StrayWALSizeBytes = db.WAL.SizeBytes
 	}
 
-	f, err := os.Open(j.Path)
+	f, err := rawfile.Open(j.Path, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return j, dbErr
 	}

@@ -1,7 +1,7 @@
 package health
 
 import (
-	"os"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,7 +14,7 @@ const reservedByte = 0x40000001
 // lock on the RESERVED byte of path. It takes no lock. F_GETLK never reports
 // the calling process's own locks.
 func reservedLock(path string) LockState {
-	f, err := os.Open(path)
+	f, err := rawfile.Open(path, false)
 	if err != nil {
 		return LockUnknown
 	}

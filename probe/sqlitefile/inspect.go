@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"io"
 	"io/fs"
 	"os"
@@ -20,6 +21,11 @@ type Sidecar struct {
 	// Dev and Ino are the device and inode numbers; 0 when absent or on
 	// systems without them.
 	Dev, Ino uint64 `json:"-"`
+	// Type names what the file is when it is not a regular file
+	// (rawfile.TypeName: "fifo", "socket", "device", "directory"); empty
+	// for a regular file or an absent one. SQLite cannot use such a
+	// sidecar, and a blocking open of a FIFO never returns.
+	Type string `json:"type,omitempty"`
 }
 
 // Database is what Inspect learned about one database file and its sidecars.
@@ -189,6 +195,9 @@ func statSidecars(db *Database) error {
 			continue
 		}
 		s.dst.Exists = true
+		if !fi.Mode().IsRegular() {
+			s.dst.Type = rawfile.TypeName(fi.Mode())
+		}
 		s.dst.SizeBytes = fi.Size()
 		s.dst.Dev, s.dst.Ino, _ = fileID(fi)
 	}

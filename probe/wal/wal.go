@@ -14,8 +14,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"io"
-	"os"
 	"sync"
 )
 
@@ -207,7 +207,7 @@ func (r Report) Discards() bool {
 // SQLite's (https://sqlite.org/howtocorrupt.html#posix_close_bug): call this
 // before the process opens the database with SQLite, or from another process.
 func ValidateFile(path string) (Report, error) {
-	f, err := os.Open(path)
+	f, err := rawfile.Open(path, true)
 	if err != nil {
 		return Report{}, fmt.Errorf("open wal: %w", err)
 	}

@@ -1,0 +1,19 @@
+package rawfile
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+func open(path string, nofollow bool) (*os.File, error) {
+	flags := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	if nofollow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags|syscall.O_NOATIME, 0)
+	if errors.Is(err, syscall.EPERM) { // O_NOATIME on a file we do not own
+		f, err = os.OpenFile(path, flags, 0)
+	}
+	return f, err
+}
