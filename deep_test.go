@@ -243,9 +243,8 @@ func TestDeepPageOfIndex(t *testing.T) {
 	path := filepath.Join(dir, "i.db")
 	db := testdb.Open(t, path, "delete", 0)
 	db.Exec(`create index ax on t(v)`)
-	for i := 0; i < 2000; i++ {
-		db.Exec(`insert into t(v) values (?)`, fmt.Sprintf("value %05d", i))
-	}
+	db.Exec(`with recursive c(x) as (select 1 union all select x+1 from c where x < 2000)
+		insert into t(v) select printf('value %05d', x) from c`)
 	db.Close()
 	ipg := leafPages(t, path, "ax")[1]
 	tpg := leafPages(t, path, "t")[1]
