@@ -204,7 +204,7 @@ var healthRules = []rule{
 	integrityRule("integrity-structural", health.KindStructural, LevelError, "page-level damage (freelist, unused or doubly used pages)"),
 	integrityRule("integrity-unknown", health.KindUnknown, LevelError, "the integrity check failed on something it could not name; rows may be at risk"),
 	{
-		Rule: Rule{"integrity-not-checked", LevelWarn, "the integrity check could not run: locked by another process, a hot journal, or an error"}, onDB: true,
+		Rule: Rule{"integrity-not-checked", LevelWarn, "the integrity check could not run: locked by another process, a hot journal, the private copy could not be made, or an error"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			h := s.db.Health
 			if h == nil || h.Integrity == nil || h.Integrity.Ran {
