@@ -355,9 +355,12 @@ func ownPages(ctx context.Context, conn *sql.Conn, schema []SchemaEntry, res *In
 		return
 	}
 	read, count, usable, err := dbPageReader(ctx, conn)
+	if err == nil && count > maxWalkPages {
+		err = fmt.Errorf("%d pages, more than the %d walked", count, maxWalkPages)
+	}
 	if err == nil {
 		var owners map[int64][]int64
-		owners, err = PageOwners(read, roots, want, min(count, maxWalkPages), usable)
+		owners, err = PageOwners(read, roots, want, count, usable)
 		if err == nil {
 			for _, pg := range want {
 				if owners[pg] == nil {
