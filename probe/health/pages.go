@@ -38,8 +38,9 @@ func messagePage(m string) int64 {
 	return pg
 }
 
-// pageReader returns page pgno (1-based) of the database, pageSize bytes.
-type pageReader func(pgno uint32) ([]byte, error)
+// PageReader returns page pgno (1-based) of a database: one page of bytes
+// (the page size), or an error.
+type PageReader func(pgno uint32) ([]byte, error)
 
 // errPageBound says the walk stopped at its bound before finding every
 // page asked for.
@@ -55,9 +56,9 @@ var errPageBound = errors.New("page walk bound reached")
 // numbers followed and the pages read; usable is the page size less the
 // header's reserved bytes. Damaged pages are not descended into beyond what
 // their bytes allow; the walk stops once every page of want is found. The
-// error is the first read failure or errPageBound; the map holds what was
+// error is the first read failure (or the bound reached); the map holds what was
 // found until then.
-func PageOwners(read pageReader, roots []int64, want []int64, pageCount uint32, usable int) (map[int64][]int64, error) {
+func PageOwners(read PageReader, roots []int64, want []int64, pageCount uint32, usable int) (map[int64][]int64, error) {
 	w := walker{read: read, count: pageCount, usable: usable, owner: map[uint32]int64{}, want: map[int64]bool{}, out: map[int64][]int64{}}
 	for _, p := range want {
 		w.want[p] = true
@@ -77,7 +78,7 @@ func PageOwners(read pageReader, roots []int64, want []int64, pageCount uint32, 
 }
 
 type walker struct {
-	read   pageReader
+	read   PageReader
 	count  uint32
 	usable int
 	owner  map[uint32]int64 // page -> first root reaching it
@@ -253,7 +254,7 @@ func getVarint(b []byte) (uint64, int) {
 // conn (https://sqlite.org/dbpage.html): the pages as the connection sees
 // them, WAL frames included, without decoding them as b-trees. It also
 // returns the page count and usable page size.
-func dbPageReader(ctx context.Context, conn *sql.Conn) (pageReader, uint32, int, error) {
+func dbPageReader(ctx context.Context, conn *sql.Conn) (PageReader, uint32, int, error) {
 	var count, size, reserved int64
 	if err := conn.QueryRowContext(ctx, "PRAGMA page_count").Scan(&count); err != nil {
 		return nil, 0, 0, fmt.Errorf("page count: %w", err)
