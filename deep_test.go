@@ -164,6 +164,8 @@ func TestDeepNeverWaitsOnLock(t *testing.T) {
 	}
 	if f := finding(r, "integrity-not-checked"); f == nil || !strings.Contains(f.Message, "locked") {
 		t.Errorf("check --deep under an EXCLUSIVE lock: findings %v, want integrity-not-checked (locked)", r.Findings)
+	} else if rem := strings.Join(f.Remedy, " "); !strings.Contains(rem, "--busy-timeout") || strings.Contains(rem, "--tmp-dir") {
+		t.Errorf("integrity-not-checked remedy when locked = %q, want --busy-timeout and not --tmp-dir", f.Remedy)
 	}
 
 	wal := filepath.Join(t.TempDir(), "wal.db")
@@ -187,5 +189,129 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// leafPages returns the leaf pages of object name, found with dbstat.
+func leafPages(t *testing.T, path, name string) []int64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", testdb.DSN(path, "mode=ro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`select pageno from dbstat where name = ? and pagetype = 'leaf' order by pageno`, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var pg int64
+		if err := rows.Scan(&pg); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, pg)
+	}
+	if len(out) < 2 {
+		t.Fatalf("%s has leaf pages %v, want several", name, out)
+	}
+	return out
+}
+
+// badFragmentation sets the fragmented-bytes count (page header byte 7) of
+// b-tree page pg to 60: quick_check says "Fragmentation of 0 bytes reported
+// as 60 on page N", naming the page and not its b-tree.
+func badFragmentation(t *testing.T, path string, pg int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte{60}, (pg-1)*4096+7); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeepPageOfIndex: damage reported only by page number on a leaf of
+// an index is integrity-index with REINDEX (a warning), not unclassified
+// damage with .recover; with a table leaf damaged as well, each finding
+// states its own damage only.
+func TestDeepPageOfIndex(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "i.db")
+	db := testdb.Open(t, path, "delete", 0)
+	db.Exec(`create index ax on t(v)`)
+	db.Exec(`with recursive c(x) as (select 1 union all select x+1 from c where x < 2000)
+		insert into t(v) select printf('value %05d', x) from c`)
+	db.Close()
+	ipg := leafPages(t, path, "ax")[1]
+	tpg := leafPages(t, path, "t")[1]
+	badFragmentation(t, path, ipg)
+
+	r := deepCheck(t, 0, dir)
+	f := finding(r, "integrity-index")
+	if f == nil || f.Level != preflight.LevelWarn || finding(r, "integrity-unknown") != nil {
+		t.Fatalf("check --deep with index leaf %d damaged: findings %v, want integrity-index warn and no integrity-unknown", ipg, r.Findings)
+	}
+	if want := fmt.Sprintf("index ax damaged (Fragmentation of 0 bytes reported as 60 on page %d)", ipg); !strings.Contains(f.Message, want) {
+		t.Errorf("integrity-index message = %q, want %q", f.Message, want)
+	}
+	if rem := strings.Join(f.Remedy, " "); !strings.Contains(rem, "REINDEX ax") || strings.Contains(rem, ".recover") {
+		t.Errorf("integrity-index remedy = %q, want REINDEX ax and no .recover", f.Remedy)
+	}
+	if r.Verdict != preflight.VerdictWarn {
+		t.Errorf("verdict %s, want warn", r.Verdict)
+	}
+
+	badFragmentation(t, path, tpg)
+	r, err := preflight.Check(context.Background(), preflight.Options{
+		Paths:   []string{dir},
+		Health:  preflight.HealthOptions{Deep: true, Full: true},
+		Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, ft := finding(r, "integrity-index"), finding(r, "integrity-table")
+	if fi == nil || ft == nil {
+		t.Fatalf("check --deep=full with index and table leaves damaged: findings %v, want integrity-index and integrity-table", r.Findings)
+	}
+	t.Logf("integrity-index: %s\nintegrity-table: %s", fi.Message, ft.Message)
+	for _, bad := range []string{"rows at risk", "table t", "REINDEX"} {
+		if strings.Contains(fi.Message, bad) {
+			t.Errorf("integrity-index message = %q, names other damage (%q)", fi.Message, bad)
+		}
+	}
+	for _, bad := range []string{"index ax", "REINDEX", "unclassified"} {
+		if strings.Contains(ft.Message, bad) {
+			t.Errorf("integrity-table message = %q, names other damage (%q)", ft.Message, bad)
+		}
+	}
+	if !strings.Contains(ft.Message, fmt.Sprintf("on page %d", tpg)) {
+		t.Errorf("integrity-table message = %q, want the message about page %d", ft.Message, tpg)
+	}
+}
+
+// TestDeepNotCheckedRemedy: integrity-not-checked offers --tmp-dir when
+// the private copy could not be made, and only then.
+func TestDeepNotCheckedRemedy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.db")
+	testdb.Make(t, path, "wal", 10) // a WAL database no process has open: checked on a copy
+	r, err := preflight.Check(context.Background(), preflight.Options{
+		Paths:   []string{path},
+		Health:  preflight.HealthOptions{Deep: true, TempDir: filepath.Join(t.TempDir(), "missing")},
+		Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := finding(r, "integrity-not-checked")
+	if f == nil {
+		t.Fatalf("check --deep with a missing --tmp-dir: findings %v, want integrity-not-checked", r.Findings)
+	}
+	if rem := strings.Join(f.Remedy, " "); !strings.Contains(rem, "--tmp-dir") || strings.Contains(rem, "--busy-timeout") {
+		t.Errorf("integrity-not-checked remedy for a failed copy = %q, want --tmp-dir and not --busy-timeout", f.Remedy)
 	}
 }

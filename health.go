@@ -204,7 +204,7 @@ var healthRules = []rule{
 	integrityRule("integrity-structural", health.KindStructural, LevelError, "page-level damage (freelist, unused or doubly used pages)"),
 	integrityRule("integrity-unknown", health.KindUnknown, LevelError, "the integrity check failed on something it could not name; rows may be at risk"),
 	{
-		Rule: Rule{"integrity-not-checked", LevelWarn, "the integrity check could not run: locked by another process, a hot journal, or an error"}, onDB: true,
+		Rule: Rule{"integrity-not-checked", LevelWarn, "the integrity check could not run: locked by another process, a hot journal, the private copy could not be made, or an error"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			h := s.db.Health
 			if h == nil || h.Integrity == nil || h.Integrity.Ran {
@@ -213,10 +213,17 @@ var healthRules = []rule{
 			return fmt.Sprintf("%s: %s", filepath.Base(s.db.Path), nonEmpty(h.Integrity.Err, "integrity not checked")), "", true
 		},
 		remedy: func(s subject) []string {
-			if h := s.db.Health; h != nil && h.Journal != nil && h.Journal.Hot {
+			h := s.db.Health
+			in := h.Integrity
+			switch {
+			case in.Err == health.ErrTextHotJournal || h.Journal != nil && h.Journal.Hot:
 				return []string{"See hot-journal: let the next writer roll the journal back, then check again."}
+			case in.Locked:
+				return []string{"Run the check again when the other process has finished its transaction, or raise --busy-timeout."}
+			case in.CopyFailed:
+				return []string{"Point --tmp-dir (PREFLIGHT_TMP_DIR) at a writable directory with room for the database and its -wal (the check runs on a private copy there), then check again."}
 			}
-			return []string{"Run the check again when the other process has finished its transaction, or raise --busy-timeout.", "When the private copy could not be made (no room, no temporary directory), point --tmp-dir (PREFLIGHT_TMP_DIR) at a writable directory with room for the database and its -wal."}
+			return []string{"Check again; if the error stays, open the database with sqlite3 and run PRAGMA quick_check to see it."}
 		},
 	},
 	{
@@ -293,7 +300,7 @@ func integrityRule(id, kind string, lvl Level, doc string) rule {
 			var parts []string
 			for _, d := range h.Integrity.Damage {
 				if d.Kind == kind {
-					parts = append(parts, fmt.Sprintf("%s (%s)", nonEmpty(d.Object, kind), d.Message))
+					parts = append(parts, damageText(d))
 				}
 			}
 			if len(parts) == 0 {
@@ -303,7 +310,7 @@ func integrityRule(id, kind string, lvl Level, doc string) rule {
 			if h.Integrity.CheckedCopy {
 				copyNote = " (checked on a private copy)"
 			}
-			return fmt.Sprintf("%s: %s%s: %s", filepath.Base(s.db.Path), h.Integrity.Summary, copyNote, strings.Join(parts, "; ")), "", true
+			return fmt.Sprintf("%s%s: %s", filepath.Base(s.db.Path), copyNote, strings.Join(parts, "; ")), "", true
 		},
 		remedy: func(s subject) []string {
 			var out []string
@@ -317,6 +324,38 @@ func integrityRule(id, kind string, lvl Level, doc string) rule {
 			return append(out, "Stop every other user of the database before repairing, and keep a copy first.")
 		},
 	}
+}
+
+// damageText words one Damage for its finding: what is damaged and the
+// check's message, e.g. "index ax damaged (row 13 missing from index ax)".
+func damageText(d health.Damage) string {
+	var what string
+	switch d.Kind {
+	case health.KindIndex:
+		what = "index " + d.Object + " damaged"
+	case health.KindTable:
+		what = "table " + d.Object + " damaged: rows at risk"
+		if d.Table != "" && d.Table != d.Object {
+			what = "table " + d.Object + " (the rows of full-text table " + d.Table + ") damaged: rows at risk"
+		}
+	case health.KindFTS:
+		what = "search index of " + d.Table + " damaged (" + d.Object + "), data intact"
+		if d.Object == d.Table {
+			what = "search index of " + d.Table + " damaged, data intact"
+		}
+	case health.KindStructural:
+		what = "page accounting damaged"
+	case health.KindUnknown:
+		what = "unclassified damage: rows may be at risk"
+		if d.Object == "database" {
+			what = "database unreadable: rows may be at risk"
+		} else if d.Object != "" {
+			what = "unclassified damage to " + d.Object + ": rows may be at risk"
+		}
+	default:
+		what = d.Kind + " damage"
+	}
+	return fmt.Sprintf("%s (%s)", what, d.Message)
 }
 
 // walAware drops db-truncated when the -wal holds frames: a file shorter

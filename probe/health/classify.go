@@ -72,8 +72,25 @@ var ftsShadows = map[string][]string{
 // NAME_content, which holds the full-text table's rows and is KindTable.
 // The statement error "database disk image is malformed" only counts when
 // no other message was classified; unrecognised text is KindUnknown.
+//
+// Classify knows no page owners: of the messages about one page that name
+// no b-tree, "Page N: ..." for a page that is not a root is KindStructural
+// and the others ("Fragmentation ... on page N", "Multiple uses for byte B
+// of page N", "2nd reference to page N") are KindUnknown. ClassifyOwned
+// ties such pages to their b-trees.
 func Classify(messages []string, schema []SchemaEntry, dbPath string) []Damage {
-	c := classifier{dbPath: dbPath, schemaOK: schema != nil, byName: map[string]SchemaEntry{}, byRoot: map[int64]SchemaEntry{}, fts: map[string]string{}}
+	return ClassifyOwned(messages, schema, nil, dbPath)
+}
+
+// ClassifyOwned is Classify with owners, the roots of the b-trees that
+// reach each page (PageOwners over the same database). A message about page
+// N (see messagePage) is damage to each b-tree that owns N, classified like
+// damage to that b-tree's root; a page in owners' walk that no b-tree
+// reaches (absent from owners, owners not nil) is KindStructural. "2nd
+// reference to page N" is page accounting as well: it adds KindStructural
+// besides the owners. owners nil means no walk was made.
+func ClassifyOwned(messages []string, schema []SchemaEntry, owners map[int64][]int64, dbPath string) []Damage {
+	c := classifier{dbPath: dbPath, schemaOK: schema != nil, owners: owners, byName: map[string]SchemaEntry{}, byRoot: map[int64]SchemaEntry{}, fts: map[string]string{}}
 	for _, e := range schema {
 		c.byName[strings.ToLower(e.Name)] = e
 		if e.RootPage > 0 && (e.Type == "table" || e.Type == "index") {
@@ -114,6 +131,7 @@ type classifier struct {
 	byName   map[string]SchemaEntry
 	byRoot   map[int64]SchemaEntry
 	fts      map[string]string // lower-case full-text table name -> module
+	owners   map[int64][]int64 // page -> roots of the b-trees reaching it
 	out      []Damage
 	seen     map[string]bool
 }
@@ -125,6 +143,10 @@ func (c *classifier) add(m string) {
 	}
 	if sm := reOldTree().FindStringSubmatch(m); sm != nil {
 		c.root(sm[1], m, false)
+		return
+	}
+	if pg := messagePage(m); pg > 0 && c.owners != nil && c.schemaOK {
+		c.owned(pg, m)
 		return
 	}
 	if sm := rePage().FindStringSubmatch(m); sm != nil {
@@ -191,6 +213,17 @@ func (c *classifier) root(n, m string, exact bool) {
 		why = "sqlite_schema unreadable"
 	}
 	c.put(Damage{Kind: KindUnknown, Object: fmt.Sprintf("b-tree %d (%s)", pg, why), Message: m, Repair: repairTable(c.dbPath)})
+}
+
+// owned handles a message about page pg, using the page owners.
+func (c *classifier) owned(pg int64, m string) {
+	roots := c.owners[pg]
+	if len(roots) == 0 || strings.HasPrefix(m, "2nd reference") {
+		c.structural(m)
+	}
+	for _, r := range roots {
+		c.root(strconv.FormatInt(r, 10), m, true)
+	}
 }
 
 func (c *classifier) named(name, m string) {

@@ -111,6 +111,16 @@ type Integrity struct {
 	Messages []string `json:"messages,omitempty"`
 	// Damage classifies Messages by object; empty when OK.
 	Damage []Damage `json:"damage,omitempty"`
+	// PageOwners maps each page that a message names without naming its
+	// b-tree ("Fragmentation of 1136 bytes reported as 0 on page 12") to the
+	// root pages of the b-trees that reach it, found by walking the b-trees
+	// from sqlite_schema's root pages over sqlite_dbpage (PageOwners); a
+	// page no b-tree reaches maps to an empty list. Nil when no message
+	// needed it or the walk failed (PageWalkErr).
+	PageOwners map[int64][]int64 `json:"page_owners,omitempty"`
+	// PageWalkErr is why the pages named by messages could not be tied to
+	// their b-trees; those messages are then KindUnknown.
+	PageWalkErr string `json:"page_walk_error,omitempty"`
 	// SchemaErr is why sqlite_schema could not be read to name damaged
 	// b-trees; empty when it was read. SQLite 3.53 fails here, before any
 	// check, on a file shorter than its in-header size or with a bad header.
@@ -123,6 +133,10 @@ type Integrity struct {
 	Summary string `json:"summary"`
 	// CheckedCopy reports that a private copy was checked (Options.Copy).
 	CheckedCopy bool `json:"checked_copy,omitempty"`
+	// CopyFailed reports that the private copy (Options.Copy) could not be
+	// made: no room in TempDir (Err wraps ErrNoRoom's text), no writable
+	// TempDir, or a read error; the check did not run.
+	CopyFailed bool `json:"copy_failed,omitempty"`
 	// Err is why the check did not run or did not finish, e.g.
 	// "hot journal present: integrity not checked" or
 	// "locked by another process, integrity not checked".
@@ -222,11 +236,13 @@ func CheckIntegrity(ctx context.Context, dbPath string, opts Options) (res Integ
 		_, _ = RemoveStaleCopies(opts.TempDir)
 		dir, err := newCopyDir(opts.TempDir)
 		if err != nil {
+			res.CopyFailed = true
 			res.Err = fmt.Sprintf("check integrity: copy: %v", err)
 			return res
 		}
 		defer dir.remove()
 		if target, err = copyFiles(ctx, path, dir.path); err != nil {
+			res.CopyFailed = true
 			res.Err = fmt.Sprintf("check integrity: copy: %v", err)
 			if ctx.Err() != nil {
 				res.Err = fmt.Sprintf("check integrity: interrupted: %v", ctx.Err())
@@ -299,20 +315,70 @@ func check(ctx context.Context, target, live string, opts Options, res *Integrit
 		}
 		msgs = append(msgs, err.Error())
 	}
+	rows.Close()
 	if len(msgs) == 1 && msgs[0] == "ok" {
 		res.OK = true
 		res.Summary = "ok"
 		return
 	}
 	res.Messages = msgs
+	ownPages(ctx, conn, schema, res)
 	finish(res, schema, live)
+}
+
+// maxWalkPages bounds the pages ownPages reads: 2^22 pages is 16 GiB at
+// the default 4096-byte page size.
+const maxWalkPages = 1 << 22
+
+// ownPages fills res.PageOwners for the pages res.Messages name without a
+// b-tree, walking the b-trees of schema on conn; pages that are roots need
+// no walk.
+func ownPages(ctx context.Context, conn *sql.Conn, schema []SchemaEntry, res *Integrity) {
+	if schema == nil {
+		return
+	}
+	roots := []int64{1}
+	isRoot := map[int64]bool{1: true}
+	for _, e := range schema {
+		if e.RootPage > 0 && (e.Type == "table" || e.Type == "index") && !isRoot[e.RootPage] {
+			roots = append(roots, e.RootPage)
+			isRoot[e.RootPage] = true
+		}
+	}
+	var want []int64
+	for _, m := range res.Messages {
+		if pg := messagePage(m); pg > 0 && (!isRoot[pg] || strings.HasPrefix(m, "2nd reference")) && !slices.Contains(want, pg) {
+			want = append(want, pg)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	read, count, usable, err := dbPageReader(ctx, conn)
+	if err == nil && count > maxWalkPages {
+		err = fmt.Errorf("%d pages, more than the %d walked", count, maxWalkPages)
+	}
+	if err == nil {
+		var owners map[int64][]int64
+		owners, err = PageOwners(read, roots, want, count, usable)
+		if err == nil {
+			for _, pg := range want {
+				if owners[pg] == nil {
+					owners[pg] = []int64{}
+				}
+			}
+			res.PageOwners = owners
+			return
+		}
+	}
+	res.PageWalkErr = fmt.Sprintf("tie pages to b-trees: %v", err)
 }
 
 // finish classifies res.Messages.
 // When SQLite could not load the schema and the messages name nothing, the
 // damage is reported against the whole database, with the header problems.
 func finish(res *Integrity, schema []SchemaEntry, live string) {
-	res.Damage = Classify(res.Messages, schema, live)
+	res.Damage = ClassifyOwned(res.Messages, schema, res.PageOwners, live)
 	if schema == nil && res.SchemaErr != "" && !slices.ContainsFunc(res.Damage, func(d Damage) bool {
 		return d.Kind != KindUnknown || (d.Object != "" && d.Object != objDatabase)
 	}) {
