@@ -186,6 +186,30 @@ func TestComposeSARIF(t *testing.T) {
 	if want := dirURI(dir); base != want {
 		t.Errorf("originalUriBaseIds[%s] = %q, want %q", srcRoot, base, want)
 	}
+
+	// A mount written in an override file is located there.
+	override := "services:\n  worker:\n    image: example/worker\n    volumes:\n      - ./data:/var/lib/worker\n"
+	if err := os.WriteFile(filepath.Join(dir, "compose.override.yaml"), []byte(override), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = runMain(t, "compose", "--docker", "off", "--platform", "desktop", "--data-dir", "app:/data", "--data-dir", "worker:/var/lib/worker", "--format", "sarif")
+	if code != exitUnsafe {
+		t.Fatalf("compose --format sarif with an override: exit %d, want %d\n%s\n%s", code, exitUnsafe, stderr, out)
+	}
+	found := 0
+	for _, r := range decodeSARIF(t, sch, out).Runs[0].Results {
+		loc := r.Locations[0].PhysicalLocation
+		if r.Properties["path"] != "worker:/var/lib/worker" {
+			continue
+		}
+		found++
+		if loc.ArtifactLocation.URI != "compose.override.yaml" || loc.Region.StartLine != 5 {
+			t.Errorf("%s about worker:/var/lib/worker at %+v, want compose.override.yaml line 5", r.RuleID, loc)
+		}
+	}
+	if found == 0 {
+		t.Errorf("no finding about worker:/var/lib/worker\n%s", out)
+	}
 }
 
 // TestCheckSARIF: check --format sarif puts each finding at the database
