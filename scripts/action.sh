@@ -25,6 +25,7 @@ set -euo pipefail
 # Release file names, as the release configuration (goreleaser) writes
 # them: VERSION without the leading v, OS linux/darwin/windows, ARCH
 # amd64/arm64; .tar.gz, .zip on windows.
+# shellcheck disable=SC2016 # expanded in install, once OS and ARCH are known
 ARCHIVE_NAME='preflight_${VERSION}_${OS}_${ARCH}'
 CHECKSUMS_NAME='SHA256SUMS'
 REPO_URL='https://github.com/preflight-sqlite/preflight'
@@ -98,6 +99,7 @@ verify() {
 install() {
 	local dir=$1 archive
 	OS=$(runner_os)
+	# shellcheck disable=SC2034 # used by ARCHIVE_NAME
 	ARCH=$(runner_arch)
 	archive=$(eval "echo \"$ARCHIVE_NAME\"")
 	if [ "$OS" = windows ]; then archive+=.zip; else archive+=.tar.gz; fi
