@@ -93,7 +93,7 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 type CheckCmd struct {
 	Paths []string `arg:"" optional:"" name:"path" help:"Data directory or database file; given PATHs replace PREFLIGHT_DATA_DIR (default: --data-dir, PREFLIGHT_DATA_DIR)."`
 	CheckFlags
-	Format    string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight/v1)."`
+	Format    string        `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1) or sarif (SARIF 2.1.0, for code scanning)."`
 	FailOn    string        `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
 	Watch     time.Duration `name:"watch" default:"0s" env:"PREFLIGHT_WATCH" help:"Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off."`
 	Container string        `name:"container" env:"PREFLIGHT_CONTAINER" placeholder:"NAME" help:"Check PATHs as container NAME sees them: its mounts (docker inspect) mapped to this host and classified here."`
@@ -144,6 +144,9 @@ func (c *CheckCmd) Run(g *Globals) error {
 }
 
 func render(w io.Writer, r *preflight.Report, format string) error {
+	if format == "sarif" {
+		return renderSARIF(w, r)
+	}
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -39,7 +39,7 @@ type ComposeCmd struct {
 	Diff         bool   `name:"diff" xor:"output" help:"Print the rewrite as a unified diff instead of the suggestions."`
 	Write        bool   `name:"write" xor:"output" help:"Edit the compose files in place (each saved first as FILE.bak), after checking the result loads."`
 	Live         bool   `name:"live" help:"Also ask the engine for the project's running containers (label com.docker.compose.project): their actual sources and other containers writing them."`
-	Format       string `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight/v1, the compose field)."`
+	Format       string `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the compose field) or sarif (SARIF 2.1.0: each finding at the line that declares its mount)."`
 	MigrateImage string `name:"migrate-image" default:"preflight" placeholder:"IMAGE" help:"Image with preflight for the printed migration command, when the service's image does not run preflight."`
 
 	Docker        string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Ask the Docker Engine API which engine runs binds: auto or off."`
@@ -276,6 +276,9 @@ func writeWithBackup(e *compose.FileEdit) error {
 }
 
 func renderCompose(w io.Writer, r *preflight.Report, format string) error {
+	if format == "sarif" {
+		return renderSARIF(w, r)
+	}
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

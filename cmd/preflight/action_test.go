@@ -1,0 +1,173 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// actionScript is the GitHub Action's logic (action.yml runs it).
+const actionScript = "../../scripts/action.sh"
+
+// releaseDir writes a release as the action expects it into a new
+// directory: preflight_VERSION_linux_ARCH.tar.gz holding the test binary,
+// and SHA256SUMS. It returns the directory and the archive's name.
+func releaseDir(t *testing.T, version string) (string, string) {
+	t.Helper()
+	exe, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	tw := tar.NewWriter(zw)
+	for _, f := range []struct {
+		name string
+		mode int64
+		body []byte
+	}{{"README.md", 0o644, []byte("preflight\n")}, {"preflight", 0o755, exe}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	name := fmt.Sprintf("preflight_%s_linux_%s.tar.gz", version, runtime.GOARCH)
+	if err := os.WriteFile(filepath.Join(dir, name), gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(gz.Bytes())
+	sums := fmt.Sprintf("%s  preflight_%s_darwin_arm64.tar.gz\n%s  %s\n", strings.Repeat("0", 64), version, hex.EncodeToString(sum[:]), name)
+	if err := os.WriteFile(filepath.Join(dir, "SHA256SUMS"), []byte(sums), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, name
+}
+
+// runAction runs the action's script in project directory dir with the
+// given environment and returns its exit code, stderr and the outputs it
+// wrote to GITHUB_OUTPUT.
+func runAction(t *testing.T, dir string, env ...string) (int, string, string) {
+	t.Helper()
+	script, err := filepath.Abs(actionScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := filepath.Join(t.TempDir(), "github-output")
+	arch := map[string]string{"amd64": "X64", "arm64": "ARM64"}[runtime.GOARCH]
+	cmd := exec.Command("bash", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "RUNNER_OS=Linux", "RUNNER_ARCH="+arch, "GITHUB_OUTPUT="+outputs)
+	cmd.Env = append(cmd.Env, env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %s: %v", script, err)
+	}
+	out, _ := os.ReadFile(outputs)
+	return code, stderr.String(), string(out)
+}
+
+// TestActionScript: the action downloads the release archive, verifies it
+// against SHA256SUMS, runs the command and writes SARIF and the verdict;
+// an archive whose checksum does not match is never run.
+func TestActionScript(t *testing.T) {
+	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
+		t.Skipf("the action test builds a linux/amd64 or linux/arm64 release, not %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	const version = "0.0.0-test"
+	rel, archive := releaseDir(t, version)
+	project := t.TempDir()
+	if err := os.Mkdir(filepath.Join(project, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, "compose.yaml"), []byte("services:\n  app:\n    image: example/app\n    volumes:\n      - ./data:/data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sch := loadSARIFSchema(t)
+	args := "INPUT_ARGS=compose --docker off --platform desktop --data-dir app:/data"
+
+	code, stderr, outputs := runAction(t, project, "INPUT_VERSION=v"+version, "PREFLIGHT_BASE_URL=file://"+rel, args)
+	if code != exitUnsafe || !strings.Contains(outputs, "verdict=unsafe\n") || !strings.Contains(outputs, "exit-code=3\n") || !strings.Contains(stderr, "verified "+archive) {
+		t.Fatalf("action on an unsafe project: exit %d, outputs %q, want 3 with verdict=unsafe, exit-code=3\n%s", code, outputs, stderr)
+	}
+	sarifOut, err := os.ReadFile(filepath.Join(project, "preflight.sarif"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := decodeSARIF(t, sch, string(sarifOut))
+	if r := sarifFind(t, l, "bind-on-desktop"); r.Locations[0].PhysicalLocation.Region.StartLine != 5 {
+		t.Errorf("bind-on-desktop at line %d of compose.yaml, want 5", r.Locations[0].PhysicalLocation.Region.StartLine)
+	}
+
+	// fail: false passes the step and leaves the verdict to the outputs; a
+	// local directory works as the base URL.
+	code, stderr, outputs = runAction(t, project, "INPUT_VERSION="+version, "PREFLIGHT_BASE_URL="+rel, "INPUT_FAIL=false", "INPUT_SARIF_FILE=out.sarif", args)
+	if code != 0 || !strings.Contains(outputs, "verdict=unsafe\n") || !strings.Contains(outputs, "sarif-file=out.sarif\n") {
+		t.Errorf("action with fail: false: exit %d, outputs %q; want 0, verdict=unsafe, sarif-file=out.sarif\n%s", code, outputs, stderr)
+	}
+
+	t.Run("tampered", func(t *testing.T) { testActionTampered(t, project, version, args) })
+}
+
+// testActionTampered: a checksum that does not match the archive, or an
+// archive SHA256SUMS does not list, fails before preflight runs.
+func testActionTampered(t *testing.T, project, version, args string) {
+	for _, tt := range []struct {
+		name   string
+		tamper func(sums, archive []byte, name string) ([]byte, []byte)
+		want   string
+	}{
+		{"checksum changed", func(sums, archive []byte, name string) ([]byte, []byte) {
+			i := bytes.Index(sums, []byte("  "+name)) - 64 // the first hex digit of the archive's line
+			s := bytes.Clone(sums)
+			s[i] = '0'
+			if sums[i] == '0' {
+				s[i] = '1'
+			}
+			return s, archive
+		}, "checksum mismatch"},
+		{"archive changed", func(sums, archive []byte, name string) ([]byte, []byte) {
+			return sums, append(bytes.Clone(archive), 0)
+		}, "checksum mismatch"},
+		{"archive not listed", func(sums, archive []byte, name string) ([]byte, []byte) {
+			return bytes.ReplaceAll(sums, []byte("  "+name), []byte("  other.tar.gz")), archive
+		}, "is not listed in SHA256SUMS"},
+	} {
+		rel, name := releaseDir(t, version)
+		sums, _ := os.ReadFile(filepath.Join(rel, "SHA256SUMS"))
+		arc, _ := os.ReadFile(filepath.Join(rel, name))
+		sums, arc = tt.tamper(sums, arc, name)
+		os.WriteFile(filepath.Join(rel, "SHA256SUMS"), sums, 0o644)
+		os.WriteFile(filepath.Join(rel, name), arc, 0o644)
+		sarif := filepath.Join(project, tt.name+".sarif")
+		code, stderr, outputs := runAction(t, project, "INPUT_VERSION="+version, "PREFLIGHT_BASE_URL=file://"+rel, "INPUT_SARIF_FILE="+sarif, args)
+		if code != exitInternal || !strings.Contains(stderr, tt.want) || outputs != "" {
+			t.Errorf("action, %s: exit %d, outputs %q; want 1 with %q and no outputs\n%s", tt.name, code, outputs, tt.want, stderr)
+		}
+		if _, err := os.Stat(sarif); err == nil {
+			t.Errorf("action, %s: preflight ran (%s written)", tt.name, sarif)
+		}
+	}
+}
