@@ -106,6 +106,9 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 			return nil, err
 		}
 		opts.Paths, inContainer = paths, cps
+		// The Docker probe gets the host paths the container's mounts map
+		// to: whose view to take is said, not our own container's.
+		opts.Writers.Docker.HostPaths = true
 	}
 
 	// Phase 1: everything that reads this machine's files, path by path,

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,9 +21,11 @@ type WritersCmd struct {
 	FSTimeout     time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for --host-path to answer a stat (a stuck FUSE daemon or NFS server)."`
 }
 
-// Run lists the running, restarting and paused containers that write a
-// volume or host directory. It exits 0 when the engine answered (whatever
-// it found) and 1 when it could not be asked.
+// Run lists the containers that write a volume or host directory: the
+// running, restarting and paused ones, then the stopped ones (each writes
+// once started). It exits 0 when the engine answered (whatever it found),
+// 1 when it could not be asked, and 2 for a volume the engine does not
+// have.
 func (c *WritersCmd) Run(g *Globals) error {
 	if (c.Volume == "") == (c.HostPath == "") {
 		return usageError(errors.New("writers: give exactly one of --volume NAME or --host-path PATH"))
@@ -35,47 +38,61 @@ func (c *WritersCmd) Run(g *Globals) error {
 		}
 	}
 	res := docker.WritersOf(g.ctx, c.Volume, c.HostPath, docker.Options{Timeout: c.DockerTimeout})
+	what := "volume " + c.Volume
+	if c.HostPath != "" {
+		what = "host path " + c.HostPath
+	}
 	if c.Format == "json" {
 		if err := writeJSON(g, res); err != nil {
 			return err
 		}
-	} else {
-		what := "volume " + c.Volume
-		if c.HostPath != "" {
-			what = "host path " + c.HostPath
-		}
-		switch {
-		case res.Status != docker.StatusRan:
-			// reported below
-		case len(res.Writers) == 0:
-			fmt.Fprintf(g.stdout, "no running container writes %s\n", what)
-		default:
-			tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "CONTAINER\tID\tIMAGE\tCOMPOSE SERVICE\tMOUNT\tRELATION")
-			for _, w := range res.Writers {
-				svc := w.Container.ComposeService
-				if svc != "" {
-					svc = w.Container.ComposeProject + "/" + svc
-				}
-				if w.Container.OneOff {
-					svc += " (one-off run)"
-				}
-				src := w.Mount.Source
-				if w.Mount.Type == docker.MountVolume {
-					src = w.Mount.Name
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s:%s\t%s\n", w.Container.Name, shortID(w.Container.ID), w.Container.Image, strings.TrimSpace(svc), src, w.Mount.Destination, w.Relation)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
+	} else if res.Status == docker.StatusRan && !res.NoSuchVolume {
+		if err := renderContainerWriters(g, res, what); err != nil {
+			return err
 		}
 	}
-	if res.Status != docker.StatusRan {
+	switch {
+	case res.Status != docker.StatusRan:
 		return &exitError{code: exitInternal, err: fmt.Errorf("docker %s at %s: %s", res.Status, res.Endpoint.Host, res.Err),
 			hints: []string{"set DOCKER_HOST or a docker context, or run where the Docker socket is reachable"}}
+	case res.NoSuchVolume:
+		return &exitError{code: exitUsage, err: fmt.Errorf("writers: no volume named %s on the engine at %s", c.Volume, res.Endpoint.Host),
+			hints: []string{"list the volumes with docker volume ls; a compose project's volumes are named PROJECT_VOLUME"}}
+	case !res.Sure:
+		fmt.Fprintf(g.stderr, "preflight: warning: writers: the engine's answer may be incomplete: %s\n", res.Err)
 	}
 	return nil
+}
+
+// renderContainerWriters prints the writers of what (a volume or host path)
+// as one table, running containers first, then stopped ones.
+func renderContainerWriters(g *Globals, res docker.Result, what string) error {
+	switch {
+	case len(res.Writers) == 0 && len(res.Stopped) == 0:
+		fmt.Fprintf(g.stdout, "no container, running or stopped, writes %s\n", what)
+		return nil
+	case len(res.Writers) == 0:
+		fmt.Fprintf(g.stdout, "no running container writes %s; these stopped ones write it once started:\n", what)
+	case len(res.Stopped) > 0:
+		fmt.Fprintf(g.stdout, "containers that write %s (the stopped ones once started):\n", what)
+	}
+	tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONTAINER\tID\tIMAGE\tSTATE\tCOMPOSE SERVICE\tMOUNT\tRELATION")
+	for _, w := range append(slices.Clone(res.Writers), res.Stopped...) {
+		svc := w.Container.ComposeService
+		if svc != "" {
+			svc = w.Container.ComposeProject + "/" + svc
+		}
+		if w.Container.OneOff {
+			svc += " (one-off run)"
+		}
+		src := w.Mount.Source
+		if w.Mount.Type == docker.MountVolume {
+			src = w.Mount.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s:%s\t%s\n", w.Container.Name, shortID(w.Container.ID), w.Container.Image, w.Container.State, strings.TrimSpace(svc), src, w.Mount.Destination, w.Relation)
+	}
+	return tw.Flush()
 }
 
 func shortID(id string) string {

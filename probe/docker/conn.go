@@ -79,6 +79,9 @@ type conn struct {
 	cli     *client.Client
 	tr      *http.Transport
 	timeout time.Duration
+	// rootDir is the engine's data root (GET /info DockerRootDir,
+	// /var/lib/docker by default); "" when /info did not say.
+	rootDir string
 
 	mu      sync.Mutex
 	dialErr error // the last dial error, for classifying failures
@@ -207,6 +210,7 @@ func (c *conn) engine(ctx context.Context) (*Engine, error) {
 		return nil, fmt.Errorf("get docker info at %s: %w", c.ep.Host, err)
 	}
 	e := Recognize(info.Info, v)
+	c.rootDir = info.Info.DockerRootDir
 	if runtime.GOOS != "linux" && e.OS == "linux" {
 		e.CrossesVM = true
 	}

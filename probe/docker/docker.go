@@ -13,7 +13,7 @@
 //	GET /v<api>/version               engine version and components
 //	GET /v<api>/info                  engine name, operating system, security options
 //	GET /v<api>/containers/<id>/json  our own container, or the one asked for
-//	GET /v<api>/volumes               local volumes that bind a host directory (driver_opts o: bind, device); denied: compared by name only
+//	GET /v<api>/volumes               every volume: its mountpoint (a host path under it is that volume), a local volume that binds a host directory (driver_opts o: bind, device); denied: compared by name only
 //	GET /v<api>/containers/json       all=1 (stopped containers too: future writers), once per call
 //
 // Sources: Docker Engine API reference (https://docs.docker.com/reference/api/engine/,
@@ -79,6 +79,11 @@ type Options struct {
 	// above each of SelfFiles and of each data path (symlinks resolved).
 	// Nil reads it. A saved table from another machine must not be given.
 	MountTable *mounts.Table
+	// HostPaths says Probe's data paths are already engine-host paths
+	// (check --container maps a container's paths to its mount sources):
+	// our own container is then not looked for, and every container
+	// reaching them is reported. Zero value: paths are this process's.
+	HostPaths bool
 }
 
 // SelfFiles are the files Docker bind-mounts into every container; the
@@ -250,6 +255,9 @@ type Result struct {
 	// (created, exited, dead) but mount the data read-write: each writes
 	// it again once started (docker start, a restart policy, compose up).
 	Stopped []Writer `json:"stopped,omitempty"`
+	// NoSuchVolume is true when WritersOf was asked about a volume that
+	// the engine's volume list (GET /volumes) does not hold.
+	NoSuchVolume bool `json:"no_such_volume,omitempty"`
 	// Sure is true when the container answer is complete for Endpoint:
 	// the engine answered, our own container (if any) was found, and no
 	// data path is on a volume whose driver is not "local" (such a volume

@@ -50,7 +50,10 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	for i, p := range dataPaths {
 		resolved[i] = resolve(p)
 	}
-	local := readLocalSelf(opts.MountTable, resolved)
+	var local localSelf
+	if !opts.HostPaths {
+		local = readLocalSelf(opts.MountTable, resolved)
+	}
 	res := Result{Writers: []Writer{}, InContainer: local.id != ""}
 	c, ok := start(ctx, &res, opts)
 	if !ok {
@@ -75,10 +78,11 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	}
 	// Volumes that are bind mounts of a host directory in disguise: their
 	// writers include every container that binds that directory.
-	devices, derr := c.bindDevices(ctx)
+	vf, derr := c.volumes(ctx)
 	if derr != nil {
 		res.Err = strings.TrimPrefix(res.Err+"; "+derr.Error()+" (a volume that binds a host directory is compared by name only)", "; ")
 	}
+	devices := vf.devices
 	switch {
 	case self != nil:
 		destCache := map[string]string{}
@@ -128,13 +132,6 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 		res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("own container %s (from %s) not found on the engine", short(local.id), local.how), "; ")
 		sure = false
 	default:
-		if local.marker != "" {
-			// A marker file but no container id, and $HOSTNAME is no
-			// container: most likely a host (or VM) built from a container
-			// image, but we cannot be sure.
-			res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("%s exists but no container id was found; data paths taken as host paths", local.marker), "; ")
-			sure = false
-		}
 		for i, p := range dataPaths {
 			hp := resolved[i]
 			targets = append(targets, target{label: p, hostPath: hp, mountSource: hp})
@@ -153,6 +150,12 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 		}
 		hr := newHostResolver(ctx, res.Endpoint, local, self)
 		src := sources{resolve: hr.resolve(), devices: devices}
+		if self == nil {
+			// Host paths: one under a volume's mountpoint is that volume.
+			for i := range targets {
+				targets[i].volume = vf.volumeAt(targets[i].hostPath, src.resolve)
+			}
+		}
 		res.Writers = findWriters(list, selfID, targets, src)
 		res.Stopped = findWriters(stopped, selfID, targets, src)
 		if derr != nil && volumesInvolved(targets, list) {
@@ -162,6 +165,14 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 			sure = false
 			res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
 		}
+		if self == nil && local.id == "" && local.marker != "" && !c.onEngineHost(ctx, list, stopped) {
+			// A marker file but no container id, and $HOSTNAME is no
+			// container: most likely a host (or VM) built from a container
+			// image, but we cannot be sure, and there are containers whose
+			// mounts we compared with our paths as if they were host paths.
+			res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("%s exists but no container id was found, and the engine's data root is not visible here; data paths taken as host paths", local.marker), "; ")
+			sure = false
+		}
 	}
 	res.Status = StatusRan
 	res.Sure = sure
@@ -170,9 +181,12 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 
 // WritersOf lists the running, restarting and paused containers that mount
 // volume (a volume name) or hostPath (a path on the engine host; a bind
-// source equal to it, inside it or containing it) read-write, for use on a
-// host, and in Stopped the other containers that do. Either may be empty. When this process runs in a container found
-// from mountinfo or cgroup, that container is left out.
+// source equal to it, inside it or containing it, or the mountpoint of a
+// local volume that holds it: that volume) read-write, for use on a host,
+// and in Stopped the other containers that do. Either may be empty. When
+// this process runs in a container found from mountinfo or cgroup, that
+// container is left out. A volume the engine's volume list does not hold
+// sets NoSuchVolume (Status "ran", nothing listed).
 func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Result {
 	if opts.Mode == ModeOff {
 		return Result{Status: StatusOff, Writers: []Writer{}}
@@ -188,62 +202,64 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 	}
 	defer c.close()
 
-	devices, derr := c.bindDevices(ctx)
+	vf, derr := c.volumes(ctx)
 	if derr != nil {
 		res.Err = derr.Error() + " (a volume that binds a host directory is compared by name only)"
+	}
+	if volume != "" && derr == nil && !vf.names[volume] {
+		res.Status, res.Sure, res.NoSuchVolume = StatusRan, true, true
+		return res
 	}
 	var targets []target
 	if volume != "" {
 		t := target{label: volume, volume: volume}
-		if dev := devices[volume]; dev != "" {
+		if dev := vf.devices[volume]; dev != "" {
 			t.hostPath, t.mountSource = dev, dev
 		}
 		targets = append(targets, t)
 	}
+	hr := newHostResolver(ctx, res.Endpoint, local, nil)
+	src := sources{resolve: hr.resolve(), devices: vf.devices}
 	if hostPath != "" {
 		hp := resolve(hostPath)
-		targets = append(targets, target{label: hostPath, hostPath: hp, mountSource: hp})
+		targets = append(targets, target{label: hostPath, volume: vf.volumeAt(hp, src.resolve), hostPath: hp, mountSource: hp})
 	}
-	if len(targets) > 0 {
-		list, stopped, err := c.list(ctx)
-		if err != nil {
-			res.fail(c, err, res.InContainer)
-			return res
-		}
-		// Our own container is left out, once the engine confirms which
-		// it is (the hostname files may be another's whose network we
-		// joined); unconfirmed, nothing is left out and the answer is not
-		// sure.
-		selfID, sure := "", true
-		if local.id != "" {
-			self, _, err := c.findSelf(ctx, local, opts.env())
-			switch {
-			case err != nil:
-				res.fail(c, err, true)
-				return res
-			case self != nil:
-				selfID = self.ID
-			default:
-				sure = false
-				res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("own container %s (from %s) not confirmed by the engine: it is not left out", short(local.id), local.how), "; ")
-			}
-		}
-		hr := newHostResolver(ctx, res.Endpoint, local, nil)
-		src := sources{resolve: hr.resolve(), devices: devices}
-		res.Writers = findWriters(list, selfID, targets, src)
-		res.Stopped = findWriters(stopped, selfID, targets, src)
-		if derr != nil && volumesInvolved(targets, list) {
-			sure = false // a volume may bind the same directory as a bind mount
-		}
-		if stuck := hr.stuck(); stuck != "" {
-			sure = false
-			res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
-		}
-		res.Status, res.Sure = StatusRan, sure
+	if len(targets) == 0 {
+		res.Status, res.Sure = StatusRan, true
 		return res
 	}
-	res.Status = StatusRan
-	res.Sure = true
+	list, stopped, err := c.list(ctx)
+	if err != nil {
+		res.fail(c, err, res.InContainer)
+		return res
+	}
+	// Our own container is left out, once the engine confirms which it
+	// is (the hostname files may be another's whose network we joined);
+	// unconfirmed, nothing is left out and the answer is not sure.
+	selfID, sure := "", true
+	if local.id != "" {
+		self, _, err := c.findSelf(ctx, local, opts.env())
+		switch {
+		case err != nil:
+			res.fail(c, err, true)
+			return res
+		case self != nil:
+			selfID = self.ID
+		default:
+			sure = false
+			res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("own container %s (from %s) not confirmed by the engine: it is not left out", short(local.id), local.how), "; ")
+		}
+	}
+	res.Writers = findWriters(list, selfID, targets, src)
+	res.Stopped = findWriters(stopped, selfID, targets, src)
+	if derr != nil && volumesInvolved(targets, list) {
+		sure = false // a volume may bind the same directory as a bind mount
+	}
+	if stuck := hr.stuck(); stuck != "" {
+		sure = false
+		res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
+	}
+	res.Status, res.Sure = StatusRan, sure
 	return res
 }
 
@@ -385,23 +401,65 @@ func volumesInvolved(targets []target, list []container.Summary) bool {
 	return false
 }
 
-// bindDevices returns, for every local volume that is a bind mount of a
-// host directory in disguise (driver_opts type none, o bind, device DIR),
-// its device directory, by volume name. An engine that does not answer
-// (a socket proxy that denies /volumes) gives nil and the reason.
-func (c *conn) bindDevices(ctx context.Context) (map[string]string, error) {
+// volumeFacts is what GET /volumes says about the engine's volumes.
+type volumeFacts struct {
+	// devices maps every local volume that is a bind mount of a host
+	// directory in disguise (driver_opts type none, o bind, device DIR)
+	// to its device directory.
+	devices map[string]string
+	// mountpoints maps every local volume to its Mountpoint on the engine
+	// host (/var/lib/docker/volumes/NAME/_data by default).
+	mountpoints map[string]string
+	// names holds every volume, whatever its driver.
+	names map[string]bool
+}
+
+// volumes lists the engine's volumes in one GET /volumes. An engine that
+// does not answer (a socket proxy that denies /volumes) gives empty facts
+// and the reason.
+func (c *conn) volumes(ctx context.Context) (volumeFacts, error) {
+	f := volumeFacts{devices: map[string]string{}, mountpoints: map[string]string{}, names: map[string]bool{}}
 	r, err := c.cli.VolumeList(ctx, client.VolumeListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list volumes: %w", err)
+		return volumeFacts{}, fmt.Errorf("list volumes: %w", err)
 	}
-	out := map[string]string{}
 	for _, v := range r.Items {
-		if v.Driver != "local" || v.Options["device"] == "" || !slices.Contains(strings.Split(v.Options["o"], ","), "bind") {
+		f.names[v.Name] = true
+		if v.Driver != "local" {
 			continue
 		}
-		out[v.Name] = path.Clean(v.Options["device"])
+		if v.Mountpoint != "" {
+			f.mountpoints[v.Name] = path.Clean(v.Mountpoint)
+		}
+		if v.Options["device"] != "" && slices.Contains(strings.Split(v.Options["o"], ","), "bind") {
+			f.devices[v.Name] = path.Clean(v.Options["device"])
+		}
 	}
-	return out, nil
+	return f, nil
+}
+
+// volumeAt returns the local volume whose mountpoint is hostPath or holds
+// it, or "" (the deepest when mountpoints nest): on the engine host, a
+// path under /var/lib/docker/volumes/NAME/_data is that named volume.
+// Mountpoints are also compared resolved when resolve is not nil (a data
+// root reached through a symlink).
+func (f volumeFacts) volumeAt(hostPath string, resolve func(string) string) string {
+	best, bestLen := "", -1
+	for name, mp := range f.mountpoints {
+		for _, d := range []string{mp, resolvedOr(mp, resolve)} {
+			if (hostPath == d || within(hostPath, d)) && (len(d) > bestLen || len(d) == bestLen && name < best) {
+				best, bestLen = name, len(d)
+			}
+		}
+	}
+	return best
+}
+
+func resolvedOr(p string, resolve func(string) string) string {
+	if resolve == nil {
+		return p
+	}
+	return resolve(p)
 }
 
 // findSelf inspects our container by the id found locally, else by
@@ -589,4 +647,24 @@ func short(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// onEngineHost reports whether this process sees the engine's data root
+// (GET /info DockerRootDir): its containers/<id> directory exists here for
+// the first listed container, looked at within sourceTimeout. With no
+// container at all it is true: no mount was compared, so who we are does
+// not change the answer. Without a data root (/info denied, an engine
+// that does not report one) it is false.
+func (c *conn) onEngineHost(ctx context.Context, live, stopped []container.Summary) bool {
+	all := append(slices.Clone(live), stopped...)
+	if len(all) == 0 {
+		return true
+	}
+	if c.rootDir == "" || !path.IsAbs(c.rootDir) {
+		return false
+	}
+	seen, answered := fsbound.Within(ctx, sourceTimeout, func() bool {
+		return exists(path.Join(c.rootDir, "containers", all[0].ID))
+	})
+	return seen && answered
 }

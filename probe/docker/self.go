@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 
@@ -117,4 +118,10 @@ func RootUpperDir(t *mounts.Table) string {
 		}
 	}
 	return dir
+}
+
+// exists reports whether name exists (not following a final symlink).
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
 }

@@ -42,8 +42,3 @@ func readLocalSelf(table *mounts.Table, paths []string) localSelf {
 	}
 	return s
 }
-
-func exists(name string) bool {
-	_, err := os.Lstat(name)
-	return err == nil
-}

@@ -38,6 +38,12 @@ func relation(t target, m MountRef, src sources) string {
 		}
 		return SameBindSource
 	case within(t.hostPath, s):
+		if m.Type == MountVolume && src.devices[m.Name] == "" {
+			// Our data is inside that volume's mountpoint: the volume
+			// (when the volume list was denied, or a volume's mountpoint
+			// was given below its _data directory).
+			return SameVolume
+		}
 		return BindContainsOurs
 	case within(s, t.hostPath):
 		return BindInsideOurs
