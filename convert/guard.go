@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 	"github.com/preflight-sqlite/preflight/internal/shell"
 
 	"github.com/preflight-sqlite/preflight"
@@ -271,7 +272,7 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 }
 
 // swappable refuses a database reached through a directory that a user
-// other than root and us can replace (see swappableDir): SQLite would
+// other than root and us can replace (see dirfd.Swappable): SQLite would
 // create the -journal, -wal and -shm wherever that user points it. Both the
 // path as given and its resolved form are checked, since SQLite resolves
 // the symlinks of the path it is given when it opens it.
@@ -285,7 +286,7 @@ func swappable(path string) []Refusal {
 		dirs = append(dirs, r)
 	}
 	for _, dir := range dirs {
-		if x, why := swappableDir(dir); x != "" {
+		if x, why := dirfd.Swappable(dir); x != "" {
 			return []Refusal{{Reason: "swappable-dir",
 				Message: fmt.Sprintf("the database is reached through %s, and %s: SQLite opens the database and creates its -journal, -wal and -shm by path, so that user could send them elsewhere while this process writes them; nothing was changed", x, why),
 				Remedy:  []string{"convert as the user that owns the data directory (docker exec --user, su-exec, gosu), or move the database directly into the data directory"}}}
