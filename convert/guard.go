@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 	"github.com/preflight-sqlite/preflight/internal/shell"
 
 	"github.com/preflight-sqlite/preflight"
@@ -278,7 +279,7 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 }
 
 // swappable refuses a database reached through a directory or a symlink
-// that a user other than root and us can replace (see swappableDir):
+// that a user other than root and us can replace (see dirfd.Swappable):
 // SQLite would create the -journal, -wal and -shm wherever that user
 // points it, and a symlink that user planted in the data directory makes
 // this process convert (and back up) a database it alone may write. The
@@ -296,7 +297,7 @@ func swappable(path, link string) []Refusal {
 	}
 	dirs = append(dirs, linkHops(link)...)
 	for _, dir := range dirs {
-		if x, why := swappableDir(dir); x != "" {
+		if x, why := dirfd.Swappable(dir); x != "" {
 			return []Refusal{{Reason: "swappable-dir",
 				Message: fmt.Sprintf("the database is reached through %s, and %s: SQLite opens the database and creates its -journal, -wal and -shm by path, so that user could send them elsewhere while this process writes them; nothing was changed", x, why),
 				Remedy:  []string{"convert as the user that owns the data directory (docker exec --user, su-exec, gosu), or move the database directly into the data directory"}}}

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -171,28 +170,26 @@ func (c *ComposeCmd) composeArgs() string {
 
 // writeEdits writes every edit (each file first saved as FILE.bak), then
 // runs verify on the files as written; when it fails, every file is put
-// back as it was.
+// back as it was. Every file is checked first (compose.CheckWrite): one
+// that another user could redirect is refused before anything is written.
 func writeEdits(g *Globals, edits []compose.FileEdit, verify func() error) error {
+	for _, e := range edits {
+		if err := compose.CheckWrite(e); err != nil {
+			return unsafeWrite(err)
+		}
+	}
 	var done []compose.FileEdit
 	restore := func() {
 		for _, e := range done {
-			mode := os.FileMode(0o644)
-			if fi, err := os.Stat(e.Backup); err == nil {
-				mode = fi.Mode().Perm()
-			}
-			path, err := filepath.EvalSymlinks(e.File)
-			if err == nil {
-				err = os.WriteFile(path, e.Before, mode)
-			}
-			if err != nil {
-				fmt.Fprintf(g.stderr, "preflight: error: restore %s: %v (the original is %s)\n", e.File, err, e.Backup)
+			if err := compose.RestoreEdit(e); err != nil {
+				fmt.Fprintf(g.stderr, "preflight: error: %v (the original is %s)\n", err, e.Backup)
 			}
 		}
 	}
 	for i := range edits {
-		if err := writeWithBackup(&edits[i]); err != nil {
+		if err := compose.WriteEdit(&edits[i]); err != nil {
 			restore()
-			return err
+			return unsafeWrite(err)
 		}
 		done = append(done, edits[i])
 	}
@@ -206,73 +203,22 @@ func writeEdits(g *Globals, edits []compose.FileEdit, verify func() error) error
 	return nil
 }
 
-// writeWithBackup saves FILE as FILE.bak (FILE.bak.1, ... when that
-// exists: an earlier backup is never overwritten), then replaces FILE with
-// the edited bytes through a temporary file and a rename, keeping its
-// mode. A symlinked FILE is resolved, so the file it points to is edited
-// and the link stays; a read-only FILE is refused.
-func writeWithBackup(e *compose.FileEdit) error {
-	path, err := filepath.EvalSymlinks(e.File)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", e.File, err)
+// unsafeWrite gives a compose.UnsafeWriteError exit 2 and the hint to run
+// as the project's owner; other errors are returned as they are.
+func unsafeWrite(err error) error {
+	var ue *compose.UnsafeWriteError
+	if !errors.As(err, &ue) {
+		return err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", e.File, err)
+	who := "OWNER"
+	if ue.Owner > 0 {
+		who = "#" + strconv.Itoa(ue.Owner)
+		if u, err := user.LookupId(strconv.Itoa(ue.Owner)); err == nil {
+			who = u.Username
+		}
 	}
-	if fi.Mode().Perm()&0o222 == 0 {
-		return fmt.Errorf("write %s: the file is read-only (mode %s); not edited", e.File, fi.Mode().Perm())
-	}
-	bak := path + ".bak"
-	f, err := os.OpenFile(bak, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
-	for n := 1; errors.Is(err, fs.ErrExist) && n < 1000; n++ {
-		bak = fmt.Sprintf("%s.bak.%d", path, n)
-		f, err = os.OpenFile(bak, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
-	}
-	if err != nil {
-		return fmt.Errorf("back up %s: %w", e.File, err)
-	}
-	if _, err := f.Write(e.Before); err != nil {
-		f.Close()
-		return fmt.Errorf("back up %s: %w", e.File, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("back up %s: %w", e.File, err)
-	}
-	e.Backup = bak
-	// Keep the owner: run as root, the edited file and its backup must
-	// still belong to the user whose project it is.
-	owner := func(name string) error { return nil }
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
-		owner = func(name string) error { return os.Lchown(name, int(st.Uid), int(st.Gid)) }
-	}
-	if err := owner(bak); err != nil {
-		return fmt.Errorf("back up %s: %w", e.File, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".preflight-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", e.File, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(e.After); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", e.File, err)
-	}
-	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", e.File, err)
-	}
-	if err := owner(tmp.Name()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", e.File, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", e.File, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", e.File, err)
-	}
-	return nil
+	return usageError(fmt.Errorf("compose --write: %w; nothing was written", err),
+		"run it as the project's owner, who can write these files safely: sudo -u "+who+" preflight compose --write")
 }
 
 func renderCompose(w io.Writer, r *preflight.Report, format string) error {

@@ -103,7 +103,8 @@ Exit codes:
   0    ok (or only findings below --fail-on)
   1    could not run (internal error), or interrupted (SIGINT, SIGTERM);
        convert: a conversion failed
-  2    bad usage or bad input
+  2    bad usage or bad input; compose --write: a compose file another
+       user could redirect
   3    unsafe: an error-level finding; convert: refused (a writer, an
        unverified probe, Litestream, WAL frames that would be lost)
   4    warnings only

@@ -32,6 +32,11 @@ func FuzzParse(f *testing.F) {
 		"drvfs on /mnt/c type 9p (rw,aname=drvfs;path=C:\\;uid=0,trans=virtio)\n",
 		"TARGET SOURCE FSTYPE OPTIONS\n/ /dev/sda1 ext4 rw\n└─/srv/a\\x20b /dev/sda1[/data] ext4 rw\n",
 		"SOURCE TARGET FSTYPE\nshfs |-/mnt/user fuse.shfs\n",
+		"/dev/sda1 on / type ext4 (rw)\nsrv:/e on /mnt/a b type nfs4 (rw)\n",
+		"srv:/e on /mnt/x type y type nfs4 (rw) [l]\n",
+		"srv on /x on /mnt/a type nfs4 (rw)\non / type ext4 (rw)\n",
+		"/dev/sda1 on / type ext4 (rw)\nsrv:/e on /mnt/a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j\n",
+		"TARGET SOURCE FSTYPE OPTIONS\n/ /dev/sda1 ext4 rw\n/mnt/a b srv:/e nfs4 rw\n",
 	} {
 		f.Add([]byte(s))
 	}

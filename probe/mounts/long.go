@@ -90,6 +90,10 @@ func (p *parser) unreadable(head []byte) {
 		m, f = unreadableOther(string(head))
 	}
 	if m == nil {
+		p.addUnreadable(mightName(string(head)), FormatMount)
+		if p.header != nil {
+			p.addUnreadable(p.header.mightName(string(head)), FormatFindmnt)
+		}
 		return
 	}
 	if p.keep != nil && f == FormatMountinfo && !p.keep(mountinfoField(head, 4)) {

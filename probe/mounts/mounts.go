@@ -176,6 +176,12 @@ const MaxTableBytes = 256 << 20
 // mountinfo line that does not parse, is counted in Skipped; when its start
 // shows a mountpoint it stays in the table with FSType [FSTypeUnreadable],
 // so a path under it is classified unknown, never by a shorter prefix.
+// mount(8) prints mountpoints unescaped: a mount(8) line is split at its
+// last " type " and last " (", so a mountpoint may hold spaces; any other
+// line that fits no format (or a mount(8) line with several " on /")
+// leaves an unreadable entry at every mountpoint its text might name
+// (after each " on /", or in a findmnt row's TARGET column: the text up
+// to each space, and to the end of the line).
 //
 // Mountpoints are cleaned as written (a trailing slash, "//", "." and ".."
 // components in a hand-edited table) before escapes are undone: an escaped

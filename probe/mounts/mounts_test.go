@@ -631,3 +631,35 @@ func TestGVisorBanner(t *testing.T) {
 		t.Log("this test runs inside gVisor")
 	}
 }
+
+// TestMountLineSpaces: mount(8) prints mountpoints unescaped. A mountpoint
+// with spaces, or with " type " or " (" inside, is recovered; a line that
+// fits no format, or that could split at several " on /", makes every
+// path under a mountpoint it might name unknown, never the class of "/".
+func TestMountLineSpaces(t *testing.T) {
+	const root = "/dev/sda1 on / type ext4 (rw)\n"
+	for _, tt := range []struct {
+		name, in, path string
+		want           mounts.Class
+		skipped        int
+	}{
+		{"space", root + "srv:/e on /mnt/a b type nfs4 (rw)\n", "/mnt/a b/app.db", mounts.ClassNetwork, 0},
+		{"type inside", root + "srv:/e on /mnt/x type y type nfs4 (rw)\n", "/mnt/x type y/app.db", mounts.ClassNetwork, 0},
+		{"paren inside", root + "srv:/e on /mnt/a (b) type nfs4 (rw) [label]\n", "/mnt/a (b)/app.db", mounts.ClassNetwork, 0},
+		{"source with spaces", root + "my share on /mnt/s type cifs (rw)\n", "/mnt/s/app.db", mounts.ClassNetwork, 0},
+		{"bad fstype", root + "srv:/e on /mnt/a b type nfs4! (rw)\n", "/mnt/a b/app.db", mounts.ClassUnknown, 1},
+		{"no options", root + "srv:/e on /mnt/a b type nfs4\n", "/mnt/a b/app.db", mounts.ClassUnknown, 1},
+		{"two on", root + "srv on /x on /mnt/a type nfs4 (rw)\n", "/mnt/a/app.db", mounts.ClassUnknown, 1},
+		{"two on, longer", root + "srv on /x on /mnt/a type nfs4 (rw)\n", "/x on /mnt/a/app.db", mounts.ClassUnknown, 1},
+		{"findmnt row", "TARGET SOURCE FSTYPE OPTIONS\n/ /dev/sda1 ext4 rw\n/mnt/a b srv:/e nfs4 rw\n", "/mnt/a b/app.db", mounts.ClassUnknown, 1},
+	} {
+		tab := parseString(t, tt.in)
+		m, err := tab.Classify(tt.path)
+		if err != nil || m.Class != tt.want || tab.Skipped != tt.skipped {
+			t.Errorf("%s: Classify(%q) = %v (%s), %v, %d skipped; want %v, %d skipped", tt.name, tt.path, m.Class, m.Reason, err, tab.Skipped, tt.want, tt.skipped)
+		}
+		if m, _ := tab.Classify("/other/app.db"); m.Class != mounts.ClassLocal {
+			t.Errorf("%s: Classify(%q) = %v, want local (the / line)", tt.name, "/other/app.db", m.Class)
+		}
+	}
+}

@@ -131,8 +131,12 @@ func (p *parser) line(b []byte) error {
 		p.header = h
 		return nil
 	}
-	if m := parseMountLine(line); m != nil {
+	if m, cands := parseMountLine(line); m != nil {
 		p.add(m, FormatMount)
+		return nil
+	} else if cands != nil {
+		p.skipped++
+		p.addUnreadable(cands, FormatMount)
 		return nil
 	}
 	if m := parseProcMountsLine(line); m != nil {
@@ -145,13 +149,35 @@ func (p *parser) line(b []byte) error {
 			return nil
 		}
 	}
-	p.skipped++
-	// A mountinfo line mangled after its mountpoint (no separator, too
-	// few fields) still says which path it covers.
-	if m := unreadableMount(b); m != nil && (p.keep == nil || p.keep(mountinfoField(b, 4))) {
-		p.add(m, FormatMountinfo)
-	}
+	p.skip(b)
 	return nil
+}
+
+// skip records a line that fits no format. A mountinfo line mangled
+// after its mountpoint (no separator, too few fields) still says which
+// path it covers; any other line stays in the table as unreadable
+// entries for every mountpoint it might name (see [mightName]).
+func (p *parser) skip(b []byte) {
+	p.skipped++
+	if m := unreadableMount(b); m != nil {
+		if p.keep == nil || p.keep(mountinfoField(b, 4)) {
+			p.add(m, FormatMountinfo)
+		}
+		return
+	}
+	line := string(b)
+	p.addUnreadable(mightName(line), FormatMount)
+	if p.header != nil {
+		p.addUnreadable(p.header.mightName(line), FormatFindmnt)
+	}
+}
+
+// addUnreadable adds an unreadable entry (see [FSTypeUnreadable]) at each
+// raw mountpoint in mps.
+func (p *parser) addUnreadable(mps []string, f Format) {
+	for _, mp := range mps {
+		p.add(&mountinfo.Info{Mountpoint: unescapeOctal(cleanRaw(mp)), FSType: FSTypeUnreadable}, f)
+	}
 }
 
 func (p *parser) add(m *mountinfo.Info, f Format) {
@@ -289,35 +315,41 @@ func looksLikeMountinfo(line []byte) bool {
 
 // parseMountLine parses a line of mount(8) output:
 // "SOURCE on MOUNTPOINT type FSTYPE (OPTIONS)" with an optional " [LABEL]".
-func parseMountLine(line string) *mountinfo.Info {
+// mount(8) prints the source and the mountpoint unescaped, so both may
+// hold spaces, and the mountpoint may hold " type " or " (": OPTIONS are
+// in the last " (...)", FSTYPE follows the last " type " before it, and
+// the mountpoint starts after the one " on /" in what precedes. A line
+// with several " on /" there names one of several mountpoints: it
+// returns nil and those raw mountpoints (never nil then). A line of
+// another shape returns nil, nil.
+func parseMountLine(line string) (*mountinfo.Info, []string) {
 	if strings.HasSuffix(line, "]") {
 		if i := strings.LastIndex(line, " ["); i > 0 {
 			line = line[:i]
 		}
 	}
 	if !strings.HasSuffix(line, ")") {
-		return nil
+		return nil, nil
 	}
 	paren := strings.LastIndex(line, " (")
 	if paren < 0 {
-		return nil
+		return nil, nil
 	}
 	opts := line[paren+2 : len(line)-1]
 	head := line[:paren]
 	ti := strings.LastIndex(head, " type ")
 	if ti < 0 {
-		return nil
+		return nil, nil
 	}
 	fstype := head[ti+len(" type "):]
 	if !validFSType(fstype) {
-		return nil
+		return nil, nil
 	}
 	head = head[:ti]
-	// The mountpoint is escaped (no spaces); the source may not be.
-	oi := strings.LastIndex(head, " on /")
+	oi := strings.Index(head, " on /")
 	if oi < 0 {
 		if !strings.HasPrefix(head, "on /") {
-			return nil
+			return nil, nil
 		}
 		oi = -1 // empty source
 	}
@@ -325,15 +357,24 @@ func parseMountLine(line string) *mountinfo.Info {
 	if oi >= 0 {
 		src = head[:oi]
 	}
-	if strings.ContainsAny(mp, " \t") {
-		return nil
+	if strings.Contains(mp, " on /") {
+		var cands []string
+		for i := oi; i < len(head); {
+			cands = append(cands, head[i+len(" on "):])
+			j := strings.Index(head[i+1:], " on /")
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+		}
+		return nil, cands
 	}
 	return &mountinfo.Info{
 		Mountpoint: unescapeOctal(cleanRaw(mp)),
 		FSType:     unescapeOctal(fstype),
 		Source:     unescapeOctal(src),
 		Options:    opts,
-	}
+	}, nil
 }
 
 // parseProcMountsLine parses a /proc/mounts or fstab-like line:
@@ -568,4 +609,71 @@ func mountinfoField(b []byte, i int) []byte {
 		return b[:j]
 	}
 	return b
+}
+
+// maxMightName is how many mountpoints [mightName] names for one line
+// before it names their parent directory instead.
+const maxMightName = 64
+
+// mightName returns the raw mountpoints a line that fits no format might
+// name in mount(8) style: for each " on /" (or a leading "on /"), the
+// text after "on " up to each space or tab, and to the end of the line.
+// mount(8) prints mountpoints unescaped, so "/mnt/a b" is as likely as
+// "/mnt/a". Past maxMightName candidates it returns the one directory
+// that holds them all (path.Dir of the shortest), so that nothing under
+// a mountpoint the line might name is classified from a shorter prefix.
+func mightName(line string) []string {
+	var out []string
+	for i := 0; i < len(line); i++ {
+		var rest string
+		switch {
+		case i == 0 && strings.HasPrefix(line, "on /"):
+			rest = line[len("on "):]
+		case strings.HasPrefix(line[i:], " on /"):
+			rest = line[i+len(" on "):]
+		default:
+			continue
+		}
+		cands := prefixesAtSpaces(rest)
+		if len(out)+len(cands) > maxMightName {
+			return []string{path.Dir(path.Clean(cands[0]))}
+		}
+		out = append(out, cands...)
+	}
+	return out
+}
+
+// prefixesAtSpaces returns s cut before each space or tab, and s itself.
+func prefixesAtSpaces(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			out = append(out, s[:i])
+			if len(out) > maxMightName {
+				return out
+			}
+		}
+	}
+	return append(out, s)
+}
+
+// mightName returns the raw mountpoints a findmnt row that did not parse
+// might name: the text of the TARGET column (from its offset in the
+// header, after the tree) when it starts with "/", cut before each space
+// or tab and whole, as for [mightName].
+func (h *findmntHeader) mightName(line string) []string {
+	runes := []rune(line)
+	start := h.starts[h.target]
+	if start >= len(runes) {
+		return nil
+	}
+	rest := strings.TrimLeft(string(runes[start:]), treeRunes+" ")
+	if !strings.HasPrefix(rest, "/") {
+		return nil
+	}
+	cands := prefixesAtSpaces(rest)
+	if len(cands) > maxMightName {
+		return []string{path.Dir(path.Clean(cands[0]))}
+	}
+	return cands
 }
