@@ -191,7 +191,7 @@ var rules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"data-dir-unreadable", LevelError, "a configured path exists but cannot be examined (permission denied, a symlink loop): nothing is known about it"},
+		Rule: Rule{"data-dir-unreadable", LevelError, "a configured path exists but cannot be examined, or a data directory cannot be listed (permission denied, a symlink loop): nothing is known about it"},
 		match: func(s subject) (string, Level, bool) {
 			if s.dir.StatError == "" {
 				return "", "", false
@@ -465,7 +465,7 @@ var rules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"scan-incomplete", LevelWarn, "part of a data directory could not be read, so some databases may not have been checked"},
+		Rule: Rule{"scan-incomplete", LevelWarn, "part of a data directory below its top could not be read, so some databases may not have been checked"},
 		match: func(s subject) (string, Level, bool) {
 			if len(s.dir.Errors) == 0 {
 				return "", "", false

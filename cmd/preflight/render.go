@@ -40,6 +40,8 @@ func renderText(w io.Writer, r *preflight.Report) error {
 			fmt.Fprintf(&b, "  databases: not inspected (the path does not answer)\n")
 		case r.MountTable.Saved && !d.Inspected:
 			fmt.Fprintf(&b, "  databases: not inspected (the path is on the machine the mount table came from)\n")
+		case d.StatError != "":
+			fmt.Fprintf(&b, "  databases: not inspected (the path could not be read)\n")
 		case !d.Inspected:
 			fmt.Fprintf(&b, "  databases: not inspected\n")
 		case len(d.Databases) == 0 && d.Duplicates > 0:

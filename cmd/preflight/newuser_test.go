@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// asNobody runs the preflight binary as uid and gid 65534 with args and
+// returns stdout, stderr and the exit code. The binary is copied into a
+// directory that uid can reach.
+func asNobody(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		skipOrFail(t, "running preflight as uid 65534 needs root")
+	}
+	dir := reachableDir(t)
+	nb := filepath.Join(dir, "preflight")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(nb, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(nb, args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %s as uid 65534: %v", nb, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// reachableDir returns a new directory, mode 0755, whose parents every
+// user can search; removed when the test ends.
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "preflight-fx4-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A data directory that exists but cannot be listed is data-dir-unreadable
+// (an error, exit 3), not "none found" with scan-incomplete; run does not
+// recommend wal for it.
+func TestCheckDataDirUnlistable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		skipOrFail(t, "TestCheckDataDirUnlistable runs preflight as uid 65534: needs root")
+	}
+	data := filepath.Join(reachableDir(t), "data")
+	if err := os.Mkdir(data, 0o700); err != nil { // root-owned, 0700
+		t.Fatal(err)
+	}
+	out, stderr, code := asNobody(t, "check", "--docker", "off", "--format", "json", data)
+	r := decodeReport(t, out)
+	ids := findingIDs(r)
+	if code != exitUnsafe || !slices.Contains(ids, "data-dir-unreadable:error") || slices.Contains(ids, "scan-incomplete:warn") {
+		t.Errorf("check %s as uid 65534: exit %d, findings %v; want %d with data-dir-unreadable:error and no scan-incomplete\n%s", data, code, ids, exitUnsafe, stderr)
+	}
+	if r.JournalMode != "delete" {
+		t.Errorf("check %s as uid 65534: journal mode %q, want delete", data, r.JournalMode)
+	}
+	out, _, _ = asNobody(t, "check", "--docker", "off", data)
+	if strings.Contains(out, "none found") || !strings.Contains(out, "databases: not inspected (the path could not be read)") {
+		t.Errorf("check %s as uid 65534 (text) says:\n%s\nwant \"databases: not inspected (the path could not be read)\"", data, out)
+	}
+	out, stderr, code = asNobody(t, "run", "--docker", "off", "--data-dir", data, "--", "/usr/bin/env")
+	if code != 0 || !strings.Contains(out, "PREFLIGHT_JOURNAL_MODE=delete\n") {
+		t.Errorf("run --data-dir %s -- env as uid 65534: exit %d, env:\n%s\nwant PREFLIGHT_JOURNAL_MODE=delete; stderr:\n%s", data, code, out, stderr)
+	}
+	if !strings.Contains(stderr, "not inspected (the path could not be read)") {
+		t.Errorf("run --data-dir %s as uid 65534 logged:\n%s\nwant the checked line to say the path could not be read", data, stderr)
+	}
+}
