@@ -66,7 +66,7 @@ type CLI struct {
 	Run     RunCmd     `cmd:"" help:"Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT)."`
 	Writers WritersCmd `cmd:"" help:"List the containers that write a named volume or host directory (Docker Engine API)."`
 	Convert ConvertCmd `cmd:"" help:"Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification."`
-	Compose ComposeCmd `cmd:"" help:"Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (--check)."`
+	Compose ComposeCmd `cmd:"" help:"Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings)."`
 	Migrate MigrateCmd `cmd:"" help:"Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify."`
 }
 

@@ -91,3 +91,50 @@ func TestCheckDataDirUnlistable(t *testing.T) {
 		t.Errorf("run --data-dir %s as uid 65534 logged:\n%s\nwant the checked line to say the path could not be read", data, stderr)
 	}
 }
+
+// compose prints compose-go's warning about an unset variable as
+// preflight's own line only, never logrus's time=... level=warning line,
+// also for a variable inside a default (${A:-${B}}).
+func TestComposeUnsetVariableWarnsOnce(t *testing.T) {
+	for _, src := range []string{"${FX4_UNSET_VAR}/d", "${FX4_UNSET_A:-${FX4_UNSET_VAR}}/d"} {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "compose.yaml")
+		if err := os.WriteFile(file, []byte("services:\n  app:\n    image: x\n    volumes: [\""+src+":/data\"]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code, _ := runBin(t, nil, "compose", "--docker", "off", "--platform", "linux", "-f", file)
+		want := `preflight: warning: compose: The "FX4_UNSET_VAR" variable is not set. Defaulting to a blank string.`
+		if code != exitOK || strings.Contains(stderr, "level=warning") || strings.Count(stderr, want) != 1 {
+			t.Errorf("compose -f %s (volume %s): exit %d, stderr:\n%s\nwant exit 0 and only %q", file, src, code, stderr, want)
+		}
+	}
+}
+
+// compose --check is the default gate (exit 0 on warnings only); --fail-on
+// warn exits 4 on the same project; --help lists --check.
+func TestComposeCheckIsDefaultGate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yaml")
+	if err := os.WriteFile(file, []byte("services:\n  app:\n    image: x\n    volumes: [\"./d:/data\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"compose", "--docker", "off", "--platform", "desktop", "-f", file}
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{
+		{nil, exitOK},
+		{[]string{"--check"}, exitOK},
+		{[]string{"--check", "--fail-on", "warn"}, exitWarn},
+		{[]string{"--fail-on", "warn"}, exitWarn},
+	} {
+		out, stderr, code := runMain(t, append(append([]string{}, base...), tt.args...)...)
+		if code != tt.want || !strings.Contains(out, "verdict: warn") {
+			t.Errorf("compose %v on a warnings-only project: exit %d, want %d\n%s%s", tt.args, code, tt.want, out, stderr)
+		}
+	}
+	out, _, _ := runMain(t, "compose", "--help")
+	if !strings.Contains(out, "--check") || strings.Contains(out, "gate CI (--check)") {
+		t.Errorf("compose --help does not document --check, or still calls it the gate:\n%s", out)
+	}
+}
