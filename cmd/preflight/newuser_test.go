@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
 // asNobody runs the preflight binary as uid and gid 65534 with args and
@@ -136,5 +138,28 @@ func TestComposeCheckIsDefaultGate(t *testing.T) {
 	out, _, _ := runMain(t, "compose", "--help")
 	if !strings.Contains(out, "--check") || strings.Contains(out, "gate CI (--check)") {
 		t.Errorf("compose --help does not document --check, or still calls it the gate:\n%s", out)
+	}
+}
+
+// check as an unprivileged user names the processes it could not read
+// (PID 1 here, root's), not only how many.
+func TestCheckNamesUnreadableProcesses(t *testing.T) {
+	data := filepath.Join(reachableDir(t), "data")
+	if err := os.Mkdir(data, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(data, 0o777)
+	testdb.Make(t, filepath.Join(data, "app.db"), "delete", 1)
+	if err := os.Chmod(filepath.Join(data, "app.db"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	comm, err := os.ReadFile("/proc/1/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, _ := asNobody(t, "check", "--docker", "off", data)
+	want := "(PID 1 " + strings.TrimSpace(string(comm))
+	if !strings.Contains(out, "processes could not be read "+want) {
+		t.Errorf("check %s as uid 65534 does not name %q among the unreadable processes:\n%s%s", data, want, out, stderr)
 	}
 }
