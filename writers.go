@@ -476,6 +476,11 @@ func deniedNames(res procfs.Result) string {
 	return " (" + strings.Join(names, ", ") + ")"
 }
 
+// count is "1 frame" or "N frames": n with the noun's number right.
+func count(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, one, many))
+}
+
 // plural is one when n is 1, else many.
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -156,7 +156,7 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 			fmt.Fprintf(&b, "  note: %s\n", oneLine(n))
 		}
 		if d.WAL != nil && d.Status != convert.StatusRefused {
-			fmt.Fprintf(&b, "  wal: %d valid frames, %d committed transactions\n", d.WAL.ValidFrames, d.WAL.CommittedTxns)
+			fmt.Fprintf(&b, "  wal: %s, %s\n", count(d.WAL.ValidFrames, "valid frame", "valid frames"), count(d.WAL.CommittedTxns, "committed transaction", "committed transactions"))
 		}
 		if bk := d.Backup; bk != nil {
 			files := "files"

@@ -163,3 +163,33 @@ func TestCheckNamesUnreadableProcesses(t *testing.T) {
 		t.Errorf("check %s as uid 65534 does not name %q among the unreadable processes:\n%s%s", data, want, out, stderr)
 	}
 }
+
+// run counts a database with a damaged header in its checked line, and a
+// single unreadable entry is "1 entry".
+func TestRunCountsDamagedAndPlurals(t *testing.T) {
+	dir := t.TempDir()
+	junk := bytes.Repeat([]byte("not a header "), 400)
+	if err := os.WriteFile(filepath.Join(dir, "dmg.db"), junk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A -wal beside it says it is a database, its header damaged.
+	if err := os.WriteFile(filepath.Join(dir, "dmg.db-wal"), make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, _, _ := runBin(t, nil, "run", "--docker", "off", "--data-dir", dir, "--", "/bin/true")
+	if !strings.Contains(stderr, "databases: 1 damaged header") || strings.Contains(stderr, "no database") {
+		t.Errorf("run on a damaged-header database logged:\n%s\nwant its checked line to count \"1 damaged header\"", stderr)
+	}
+
+	data := filepath.Join(reachableDir(t), "data")
+	if err := os.MkdirAll(filepath.Join(data, "locked"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, _ := asNobody(t, "check", "--docker", "off", data)
+	if !strings.Contains(out, "scan-incomplete: 1 entry under "+data+" could not be read") {
+		t.Errorf("check %s as uid 65534 with one unreadable subdirectory:\n%s%s\nwant \"1 entry under ... could not be read\"", data, out, stderr)
+	}
+}
