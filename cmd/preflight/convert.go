@@ -44,6 +44,10 @@ func (c *ConvertCmd) Run(g *Globals) error {
 	if c.Watch < 0 {
 		return usageError(fmt.Errorf("--watch %s: must not be negative", c.Watch))
 	}
+	if c.NoBackup && c.BackupDir != "" {
+		return usageError(errors.New("--no-backup and --backup-dir cannot be combined: a backup directory with no backup"),
+			"choose one: --backup-dir DIR to keep the backups in DIR, or --no-backup to make none")
+	}
 	copts, err := c.options(g, c.Paths)
 	if err != nil {
 		return err

@@ -175,7 +175,7 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exit
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "preflight: error: %s\n", err)
+		fmt.Fprintf(stderr, "preflight: error: %s\n", fromEnv(err, args))
 		fmt.Fprintln(stderr, "preflight: hint: run 'preflight --help' for usage")
 		return exitUsage
 	}
@@ -244,4 +244,41 @@ func splitRun(args []string) (flags, cmd []string) {
 		flags = append(flags, a)
 	}
 	return flags, nil
+}
+
+// fromEnv names the environment variable in a parse error about a flag
+// whose value came from it ("--on-unsafe (PREFLIGHT_ON_UNSAFE) must be one
+// of ..."): a flag not on the command line, with one of its variables set,
+// that the error names first. Other errors are returned as they are.
+func fromEnv(err error, args []string) string {
+	msg := err.Error()
+	var pe *kong.ParseError
+	if !errors.As(err, &pe) || pe.Context == nil {
+		return msg
+	}
+	for _, f := range pe.Context.Flags() {
+		name := "--" + f.Name
+		if !strings.HasPrefix(msg, name+" ") || onCommandLine(args, f) {
+			continue
+		}
+		for _, env := range f.Envs {
+			if _, ok := os.LookupEnv(env); ok {
+				return name + " (" + env + ")" + strings.TrimPrefix(msg, name)
+			}
+		}
+	}
+	return msg
+}
+
+// onCommandLine reports whether args give flag f (--name, --name=V, -s).
+func onCommandLine(args []string, f *kong.Flag) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--"+f.Name || strings.HasPrefix(a, "--"+f.Name+"=") || f.Short != 0 && strings.HasPrefix(a, "-"+string(f.Short)) && !strings.HasPrefix(a, "--") {
+			return true
+		}
+	}
+	return false
 }

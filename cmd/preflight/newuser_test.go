@@ -193,3 +193,51 @@ func TestRunCountsDamagedAndPlurals(t *testing.T) {
 		t.Errorf("check %s as uid 65534 with one unreadable subdirectory:\n%s%s\nwant \"1 entry under ... could not be read\"", data, out, stderr)
 	}
 }
+
+// A bad flag value from the environment names the variable; errors that
+// leave the user guessing come with a hint.
+func TestErrorsNameVariableAndHint(t *testing.T) {
+	t.Setenv("PREFLIGHT_ON_UNSAFE", "bogus")
+	_, stderr, code := runMain(t, "run", "--", "/bin/true")
+	if code != exitUsage || !strings.Contains(stderr, "preflight: error: --on-unsafe (PREFLIGHT_ON_UNSAFE) must be one of") {
+		t.Errorf("run with PREFLIGHT_ON_UNSAFE=bogus: exit %d, stderr %q; want %d naming --on-unsafe (PREFLIGHT_ON_UNSAFE)", code, stderr, exitUsage)
+	}
+	_, stderr, _ = runMain(t, "run", "--on-unsafe", "bad", "--", "/bin/true")
+	if !strings.Contains(stderr, "preflight: error: --on-unsafe must be one of") {
+		t.Errorf("run --on-unsafe bad (PREFLIGHT_ON_UNSAFE=bogus set too): stderr %q; want the flag named alone", stderr)
+	}
+	os.Unsetenv("PREFLIGHT_ON_UNSAFE")
+
+	junk := filepath.Join(t.TempDir(), "junk")
+	if err := os.WriteFile(junk, []byte("not a mount table\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mountinfo", junk, "mounts"}, "preflight: hint: --mountinfo takes a saved /proc/PID/mountinfo"},
+		{[]string{"--mountinfo", junk, "check", "--docker", "off", "/data"}, "preflight: hint: --mountinfo takes a saved /proc/PID/mountinfo"},
+		{[]string{"convert", "--no-backup", "--backup-dir", t.TempDir(), dir}, "preflight: hint: choose one: --backup-dir DIR"},
+	} {
+		_, stderr, code := runMain(t, tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, exitUsage, tt.want)
+		}
+	}
+}
+
+// check --container with a name no container has hints at docker ps -a.
+func TestCheckNoSuchContainerHint(t *testing.T) {
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		if os.Getenv("CI") == "true" || os.Getenv("PREFLIGHT_REQUIRE_DOCKER") == "1" {
+			t.Fatalf("docker not running: %v", err)
+		}
+		t.Skipf("docker not running: %v", err)
+	}
+	_, stderr, code := runMain(t, "check", "--container", "preflight-fx4-no-such-container", "/data")
+	if code != exitUsage || !strings.Contains(stderr, "no such container") || !strings.Contains(stderr, "preflight: hint: docker ps -a") {
+		t.Errorf("check --container preflight-fx4-no-such-container: exit %d, stderr %q; want %d with a docker ps -a hint", code, stderr, exitUsage)
+	}
+}
