@@ -241,3 +241,17 @@ func TestCheckNoSuchContainerHint(t *testing.T) {
 		t.Errorf("check --container preflight-fx4-no-such-container: exit %d, stderr %q; want %d with a docker ps -a hint", code, stderr, exitUsage)
 	}
 }
+
+// migrate's summary gives its counts with the nouns' number right.
+func TestMigrateSummaryPlurals(t *testing.T) {
+	from := t.TempDir()
+	testdb.Make(t, filepath.Join(from, "app.db"), "delete", 1)
+	if err := os.WriteFile(filepath.Join(from, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(t.TempDir(), "volume")
+	out, stderr, code := runMain(t, "migrate", "--from", from, "--to", to, "--docker", "off", "--allow-unverified")
+	if want := ": 1 database, 1 file, "; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("migrate of one database and one file: exit %d, stdout %q, stderr %q; want %q", code, out, stderr, want)
+	}
+}
