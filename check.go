@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -187,10 +188,24 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	r.Verdict = verdictOf(r.Worst())
 	r.FSClass = worstClass(r.DataDirs)
 	r.JournalMode = "wal"
-	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown || anySingleFileMount(r.DataDirs) {
+	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown || anySingleFileMount(r.DataDirs) || anyUnexamined(r.DataDirs) {
 		r.JournalMode = "delete"
 	}
 	return r, nil
+}
+
+// listable reports why the directory dir cannot be listed (open, or read
+// its first entry), nil when it can; an empty directory is listable.
+func listable(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Readdirnames(1); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }
 
 // discoverBounded runs discoverPath for as long as the filesystem keeps
@@ -273,6 +288,15 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 	}
 	if !d.Exists {
 		return d
+	}
+	if fi != nil && fi.IsDir() {
+		if err := listable(p); err != nil {
+			// The directory itself cannot be listed: nothing under it is
+			// known (data-dir-unreadable), not merely part of it
+			// (scan-incomplete).
+			d.StatError = "cannot list the directory: " + err.Error()
+			return d
+		}
 	}
 	d.Inspected = true
 	d.dbFile = d.dbFile || !fi.IsDir()
@@ -463,6 +487,18 @@ func anySingleFileMount(dirs []DataDir) bool {
 			if db.SingleFileMount {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// anyUnexamined reports whether a configured path exists but could not be
+// examined (StatError): nothing is known about what is there, so the
+// recommended journal mode must not be wal.
+func anyUnexamined(dirs []DataDir) bool {
+	for _, d := range dirs {
+		if d.StatError != "" {
+			return true
 		}
 	}
 	return false

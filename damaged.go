@@ -141,10 +141,10 @@ func walHolds(db *Database) string {
 		return ""
 	}
 	frames := w.ValidFrames + w.FramesAfterBreak
-	msg := fmt.Sprintf("%s (%d bytes) holds %d frames of %d-byte pages (page size from the WAL header): %d valid, with %d committed transactions (the last at frame %d)",
-		name, w.SizeBytes, frames, w.Header.PageSize, w.ValidFrames, w.CommittedTxns, w.LastCommitFrame)
+	msg := fmt.Sprintf("%s (%d bytes) holds %s of %d-byte pages (page size from the WAL header): %d valid, with %s (the last at frame %d)",
+		name, w.SizeBytes, count(frames, "frame", "frames"), w.Header.PageSize, w.ValidFrames, count(w.CommittedTxns, "committed transaction", "committed transactions"), w.LastCommitFrame)
 	if w.Discards() {
-		msg += fmt.Sprintf(", and %d more valid-looking frames with %d commits after a break at frame %d", w.ValidLookingAfter, w.CommitsAfterBreak, w.FirstInvalidFrame)
+		msg += fmt.Sprintf(", and %d more %s with %s after a break at frame %d", w.ValidLookingAfter, plural(w.ValidLookingAfter, "valid-looking frame", "valid-looking frames"), count(w.CommitsAfterBreak, "commit", "commits"), w.FirstInvalidFrame)
 	}
 	msg += ": the newest versions of those pages."
 	if w.Page1Frame > 0 {

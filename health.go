@@ -179,8 +179,9 @@ var healthRules = []rule{
 				return "", "", false
 			}
 			w := h.WAL
-			return fmt.Sprintf("%s-wal breaks at frame %d (%s), and %d valid-looking frames with %d commits follow: SQLite would silently discard them and the %d transactions they hold, although PRAGMA integrity_check on the main file may pass. %d valid frames (%d committed transactions) precede the break",
-				filepath.Base(s.db.Path), w.FirstInvalidFrame, w.InvalidReason, w.ValidLookingAfter, w.CommitsAfterBreak, w.CommitsAfterBreak, w.ValidFrames, w.CommittedTxns), "", true
+			return fmt.Sprintf("%s-wal breaks at frame %d (%s), and %s with %s %s: SQLite would silently discard them and the %s they hold, although PRAGMA integrity_check on the main file may pass. %s (%s) %s the break",
+				filepath.Base(s.db.Path), w.FirstInvalidFrame, w.InvalidReason, count(w.ValidLookingAfter, "valid-looking frame", "valid-looking frames"), count(w.CommitsAfterBreak, "commit", "commits"), plural(w.ValidLookingAfter, "follows", "follow"),
+				count(w.CommitsAfterBreak, "transaction", "transactions"), count(w.ValidFrames, "valid frame", "valid frames"), count(w.CommittedTxns, "committed transaction", "committed transactions"), plural(w.ValidFrames, "precedes", "precede")), "", true
 		},
 		remedy: func(s subject) []string {
 			return []string{fmt.Sprintf("Stop every writer now and copy %s, its -wal and -shm somewhere safe before anything opens it read-write (that discards the frames for good).", s.db.Path),

@@ -167,7 +167,8 @@ type DataDir struct {
 	Errors []string `json:"errors,omitempty"`
 
 	// StatError is why the path could not be examined when it is not
-	// simply missing (permission denied, a symlink loop).
+	// simply missing (permission denied, a symlink loop), or why a directory
+	// could not be listed; nothing under it was read.
 	StatError string `json:"stat_error,omitempty"`
 	// Unresponsive is set when the path did not answer a stat and a
 	// directory read in time (a stuck FUSE daemon or NFS server); nothing

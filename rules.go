@@ -148,6 +148,11 @@ func newDBMessage(s subject) (string, Level) {
 
 func newDBRemedy(s subject) []string {
 	out := []string{"Tell the application the journal mode: preflight run --export-env NAME (PREFLIGHT_EXPORT_ENV) sets NAME, the application's own journal-mode setting, to delete here; or set journal_mode=DELETE in its database URL or configuration before its first start."}
+	if s.exported {
+		// --export-env is given: what is left is to make sure it reaches
+		// the application.
+		out = []string{"Make sure the variable --export-env sets is the one the application reads for its journal mode (its documentation names it), or set journal_mode=DELETE in its database URL or configuration before its first start."}
+	}
 	if pool, ok := unraidPoolRemedy(s); ok {
 		return append(out, "Or: "+pool)
 	}
@@ -191,7 +196,7 @@ var rules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"data-dir-unreadable", LevelError, "a configured path exists but cannot be examined (permission denied, a symlink loop): nothing is known about it"},
+		Rule: Rule{"data-dir-unreadable", LevelError, "a configured path exists but cannot be examined, or a data directory cannot be listed (permission denied, a symlink loop): nothing is known about it"},
 		match: func(s subject) (string, Level, bool) {
 			if s.dir.StatError == "" {
 				return "", "", false
@@ -224,7 +229,7 @@ var rules = []rule{
 			if s.dir.Mount == nil || unsafeForWAL(s.dir.Mount.Class) || s.dir.Mount.Class == mounts.ClassUnknown {
 				lvl = LevelWarn
 			}
-			return fmt.Sprintf("%d directories under %s are deeper than --max-depth and were not searched for databases", s.dir.NotSearched, s.dir.Path), lvl, true
+			return fmt.Sprintf("%s under %s %s deeper than --max-depth and %s not searched for databases", count(s.dir.NotSearched, "directory", "directories"), s.dir.Path, plural(s.dir.NotSearched, "is", "are"), plural(s.dir.NotSearched, "was", "were")), lvl, true
 		},
 		remedy: func(s subject) []string {
 			return []string{"Raise --max-depth, or give the directory that holds the databases as the data directory."}
@@ -236,7 +241,7 @@ var rules = []rule{
 			if s.dir.NotSniffed == 0 {
 				return "", "", false
 			}
-			return fmt.Sprintf("%d files under %s without a database name were not opened to look for a SQLite header (--sniff-max or --sniff-time reached); every *.db, *.sqlite, *.sqlite3 and *.db3 there was checked", s.dir.NotSniffed, s.dir.Path), "", true
+			return fmt.Sprintf("%s under %s without a database name %s not opened to look for a SQLite header (--sniff-max or --sniff-time reached); every *.db, *.sqlite, *.sqlite3 and *.db3 there was checked", count(s.dir.NotSniffed, "file", "files"), s.dir.Path, plural(s.dir.NotSniffed, "was", "were")), "", true
 		},
 		remedy: func(s subject) []string {
 			return []string{"Give each database a .db, .sqlite, .sqlite3 or .db3 name, give the directory that holds the databases as the data directory (not a parent with a large cache), or raise --sniff-max and --sniff-time."}
@@ -478,12 +483,12 @@ var rules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"scan-incomplete", LevelWarn, "part of a data directory could not be read, so some databases may not have been checked"},
+		Rule: Rule{"scan-incomplete", LevelWarn, "part of a data directory below its top could not be read, so some databases may not have been checked"},
 		match: func(s subject) (string, Level, bool) {
 			if len(s.dir.Errors) == 0 {
 				return "", "", false
 			}
-			return fmt.Sprintf("%d entries under %s could not be read (first: %s); databases there were not checked", len(s.dir.Errors), s.dir.Path, s.dir.Errors[0]), "", true
+			return fmt.Sprintf("%s under %s could not be read (first: %s); databases there were not checked", count(len(s.dir.Errors), "entry", "entries"), s.dir.Path, s.dir.Errors[0]), "", true
 		},
 		remedy: func(s subject) []string {
 			return []string{"Run preflight as the user that owns the data (or as root)."}
@@ -657,7 +662,7 @@ var writerRules = []rule{
 			if s.r.MountTable.Skipped == 0 {
 				return "", "", false
 			}
-			return fmt.Sprintf("%d lines of %s fit no mount table format and were skipped", s.r.MountTable.Skipped, s.r.MountTable.Source), "", true
+			return fmt.Sprintf("%s of %s %s no mount table format and %s skipped", count(s.r.MountTable.Skipped, "line", "lines"), s.r.MountTable.Source, plural(s.r.MountTable.Skipped, "fits", "fit"), plural(s.r.MountTable.Skipped, "was", "were")), "", true
 		},
 		remedy: func(s subject) []string {
 			return []string{"Paste the table as printed by cat /proc/self/mountinfo, cat /proc/mounts, mount or findmnt, without other output."}

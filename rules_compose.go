@@ -225,7 +225,35 @@ func networkWhat(v *compose.Volume) string {
 	if v.Driver != "" && v.Driver != "local" {
 		return "driven by " + v.Driver + " (not local: it may live on another machine)"
 	}
-	return "a " + v.NetworkFS + " mount (driver_opts)"
+	name := fsName(v.NetworkFS)
+	return article(name) + " " + name + " mount (driver_opts)"
+}
+
+// fsName is a network filesystem type as people write it: NFS, NFS4,
+// CIFS, SMB, SMB3 in capitals, any other as given.
+func fsName(t string) string {
+	switch strings.ToLower(t) {
+	case "nfs", "nfs4", "cifs", "smb", "smb3", "smbfs":
+		return strings.ToUpper(t)
+	}
+	return t
+}
+
+// article is "a" or "an" before word as spoken: an acronym by the sound of
+// its first letter (an NFS, a CIFS), another word by its first letter
+// (an ext4, a fuse).
+func article(word string) string {
+	if word == "" {
+		return "a"
+	}
+	acronym := len(word) > 1 && strings.ToUpper(word) == word && strings.ToLower(word) != word
+	if acronym && strings.ContainsRune("AEFHILMNORSX", rune(word[0])) {
+		return "an"
+	}
+	if !acronym && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 func appendDocs(m *compose.Mount, out []string) []string {

@@ -114,6 +114,9 @@ func TestNewDatabaseWarnsUnlessExported(t *testing.T) {
 			if !exported && !strings.Contains(strings.Join(f.Remedy, " "), "--export-env NAME") {
 				t.Errorf("new-db-on-unsafe-fs remedy %q, want --export-env", f.Remedy)
 			}
+			if exported && strings.Contains(strings.Join(f.Remedy, " "), "run --export-env NAME") {
+				t.Errorf("new-db-on-unsafe-fs remedy with --export-env given %q, want no advice to give it", f.Remedy)
+			}
 		}
 	}
 }

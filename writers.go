@@ -292,7 +292,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		p.Processes = "ran"
 		if !f.procs.Sure {
 			p.Processes = "unsure"
-			p.Blind = append(p.Blind, fmt.Sprintf("processes: %d of %d processes could not be read", f.procs.Denied, f.procs.Scanned))
+			p.Blind = append(p.Blind, fmt.Sprintf("processes: %s could not be read%s", ofProcesses(f.procs.Denied, f.procs.Scanned), deniedNames(f.procs)))
 		}
 	}
 	for _, h := range f.procs.Holders {
@@ -449,4 +449,42 @@ func writerCount(db *Database, inContainer bool) int {
 		return procs + max(containers, foreign)
 	}
 	return max(procs, containers, foreign)
+}
+
+// ofProcesses is "N of M processes", with the noun's number right.
+func ofProcesses(n, of int) string {
+	return fmt.Sprintf("%d of %d %s", n, of, plural(of, "process", "processes"))
+}
+
+// deniedNames is " (PID 1 process_api, PID 7 sshd, ...)" for the processes
+// a scan could not read, empty when it named none.
+func deniedNames(res procfs.Result) string {
+	if len(res.DeniedNamed) == 0 {
+		return ""
+	}
+	var names []string
+	for _, p := range res.DeniedNamed {
+		n := fmt.Sprintf("PID %d", p.PID)
+		if p.Comm != "" {
+			n += " " + p.Comm
+		}
+		names = append(names, n)
+	}
+	if res.Denied > len(res.DeniedNamed) {
+		names = append(names, fmt.Sprintf("%d more", res.Denied-len(res.DeniedNamed)))
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}
+
+// count is "1 frame" or "N frames": n with the noun's number right.
+func count(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, one, many))
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

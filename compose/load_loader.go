@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sync"
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
@@ -63,10 +62,6 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 	}
 	return l, nil
 }
-
-// logMu serialises loads: compose-go warns through logrus's standard
-// logger, a process-wide value that loaderWarnings swaps.
-var logMu sync.Mutex
 
 // warnHook keeps the messages of warning (and worse) entries.
 type warnHook struct{ msgs []string }

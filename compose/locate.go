@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/compose-spec/compose-go/v2/format"
 	"github.com/compose-spec/compose-go/v2/template"
+	"github.com/sirupsen/logrus"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -214,12 +217,37 @@ func newLocator(files []string, workDir string, env map[string]string) *locator 
 	return l
 }
 
+// interpolate substitutes variables in s as Compose does, or returns s
+// when it cannot. It does not log: an unset variable was already reported
+// by the loader (Loaded.Warnings), as preflight's own line.
 func (l *locator) interpolate(s string) string {
-	out, err := template.Substitute(s, l.env)
+	out, err := quietSubstitute(s, l.env)
 	if err != nil {
 		return s
 	}
 	return out
+}
+
+// logMu serialises the uses of logrus's standard logger, a process-wide
+// value that compose-go warns through and that loaderWarnings and
+// quietSubstitute swap.
+var logMu sync.Mutex
+
+// quietSubstitute is template.Substitute without logrus's lines on
+// stderr: WithoutLogging does not reach a nested default (${A:-${B}}), so
+// logrus's standard logger is silenced around the call too.
+func quietSubstitute(s string, env template.Mapping) (string, error) {
+	logMu.Lock()
+	defer logMu.Unlock()
+	l := logrus.StandardLogger()
+	out := l.Out
+	hooks := l.ReplaceHooks(logrus.LevelHooks{})
+	l.SetOutput(io.Discard)
+	defer func() {
+		l.SetOutput(out)
+		l.ReplaceHooks(hooks)
+	}()
+	return template.SubstituteWithOptions(s, env, template.WithoutLogging)
 }
 
 // doc reads and parses a file once.

@@ -362,6 +362,9 @@ func unverifiedProbes(rep *preflight.Report, db *preflight.Database) []string {
 // every probe.
 func farSide(ctx context.Context, t target, class mounts.Class, opts Options, d *Database) []Refusal {
 	a, err := activity.Watch(ctx, t.db.Path, opts.Watch)
+	if err != nil && ctx.Err() != nil {
+		return []Refusal{{Reason: "activity", Message: fmt.Sprintf("interrupted during the %s quiet period: the database files were not watched to the end, so nothing was converted", opts.Watch)}}
+	}
 	if err != nil {
 		return []Refusal{{Reason: "activity", Message: "could not watch the database files: " + err.Error()}}
 	}

@@ -81,7 +81,7 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 	if g.Mountinfo != "" {
 		t, err := mounts.ReadFile(g.Mountinfo)
 		if err != nil {
-			return opts, usageError(err)
+			return opts, mountTableError(err)
 		}
 		opts.MountTable = t
 		opts.MountTableSource = g.Mountinfo
@@ -129,7 +129,10 @@ func (c *CheckCmd) Run(g *Globals) error {
 		return fmt.Errorf("check: interrupted: %w", context.Cause(g.ctx))
 	}
 	if err != nil {
-		if errors.Is(err, preflight.ErrRelativePath) || errors.Is(err, docker.ErrNotFound) {
+		if errors.Is(err, docker.ErrNotFound) {
+			return usageError(err, "docker ps -a lists the containers by name and ID; --container takes one of them")
+		}
+		if errors.Is(err, preflight.ErrRelativePath) {
 			return usageError(err)
 		}
 		return err

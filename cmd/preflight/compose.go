@@ -33,7 +33,7 @@ type ComposeCmd struct {
 	Platform  string   `name:"platform" enum:",desktop,linux" default:"" help:"Judge binds for this engine: desktop (binds cross a VM) or linux (native). Default: ask the engine through the Docker API; when it does not answer, assume either."`
 	Ignore    []string `name:"ignore" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
 
-	Check        bool   `name:"check" hidden:"" help:"Kept for scripts: every run exits by the verdict."`
+	Check        bool   `name:"check" help:"Accepted for scripts and changes nothing: every run is the CI gate and exits by the verdict at --fail-on's level (default error: 3 on an error-level finding, 0 on warnings only)."`
 	FailOn       string `name:"fail-on" enum:"warn,error,never" default:"error" help:"Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn), judged on the project as it is after the command (--write: as written)."`
 	Diff         bool   `name:"diff" xor:"output" help:"Print the rewrite as a unified diff instead of the suggestions."`
 	Write        bool   `name:"write" xor:"output" help:"Edit the compose files in place (each saved first as FILE.bak), after checking the result loads."`

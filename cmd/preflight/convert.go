@@ -44,6 +44,10 @@ func (c *ConvertCmd) Run(g *Globals) error {
 	if c.Watch < 0 {
 		return usageError(fmt.Errorf("--watch %s: must not be negative", c.Watch))
 	}
+	if c.NoBackup && c.BackupDir != "" {
+		return usageError(errors.New("--no-backup and --backup-dir cannot be combined: a backup directory with no backup"),
+			"choose one: --backup-dir DIR to keep the backups in DIR, or --no-backup to make none")
+	}
 	copts, err := c.options(g, c.Paths)
 	if err != nil {
 		return err
@@ -156,7 +160,7 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 			fmt.Fprintf(&b, "  note: %s\n", oneLine(n))
 		}
 		if d.WAL != nil && d.Status != convert.StatusRefused {
-			fmt.Fprintf(&b, "  wal: %d valid frames, %d committed transactions\n", d.WAL.ValidFrames, d.WAL.CommittedTxns)
+			fmt.Fprintf(&b, "  wal: %s, %s\n", count(d.WAL.ValidFrames, "valid frame", "valid frames"), count(d.WAL.CommittedTxns, "committed transaction", "committed transactions"))
 		}
 		if bk := d.Backup; bk != nil {
 			files := "files"

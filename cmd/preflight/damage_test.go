@@ -114,7 +114,7 @@ func TestDeepBrokenFrameBeforeCommit(t *testing.T) {
 			if code != exitUnsafe || msg == "" {
 				t.Fatalf("check --deep, frame 2 %s: exit %d, findings %v; want %d with wal-invalid-frames\n%s", tt.name, code, findingIDs(r), exitUnsafe, stderr)
 			}
-			if want := "breaks at frame 2 (" + tt.reason + "), and 1 valid-looking frames with 1 commits follow"; !strings.Contains(msg, want) {
+			if want := "breaks at frame 2 (" + tt.reason + "), and 1 valid-looking frame with 1 commit follows"; !strings.Contains(msg, want) {
 				t.Errorf("wal-invalid-frames message %q, want it to contain %q", msg, want)
 			}
 

@@ -66,7 +66,7 @@ type CLI struct {
 	Run     RunCmd     `cmd:"" help:"Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT)."`
 	Writers WritersCmd `cmd:"" help:"List the containers that write a named volume or host directory (Docker Engine API)."`
 	Convert ConvertCmd `cmd:"" help:"Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification."`
-	Compose ComposeCmd `cmd:"" help:"Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (--check)."`
+	Compose ComposeCmd `cmd:"" help:"Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings)."`
 	Migrate MigrateCmd `cmd:"" help:"Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify."`
 }
 
@@ -176,7 +176,7 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exit
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "preflight: error: %s\n", err)
+		fmt.Fprintf(stderr, "preflight: error: %s\n", fromEnv(err, args))
 		fmt.Fprintln(stderr, "preflight: hint: run 'preflight --help' for usage")
 		return exitUsage
 	}
@@ -245,4 +245,41 @@ func splitRun(args []string) (flags, cmd []string) {
 		flags = append(flags, a)
 	}
 	return flags, nil
+}
+
+// fromEnv names the environment variable in a parse error about a flag
+// whose value came from it ("--on-unsafe (PREFLIGHT_ON_UNSAFE) must be one
+// of ..."): a flag not on the command line, with one of its variables set,
+// that the error names first. Other errors are returned as they are.
+func fromEnv(err error, args []string) string {
+	msg := err.Error()
+	var pe *kong.ParseError
+	if !errors.As(err, &pe) || pe.Context == nil {
+		return msg
+	}
+	for _, f := range pe.Context.Flags() {
+		name := "--" + f.Name
+		if !strings.HasPrefix(msg, name+" ") || onCommandLine(args, f) {
+			continue
+		}
+		for _, env := range f.Envs {
+			if _, ok := os.LookupEnv(env); ok {
+				return name + " (" + env + ")" + strings.TrimPrefix(msg, name)
+			}
+		}
+	}
+	return msg
+}
+
+// onCommandLine reports whether args give flag f (--name, --name=V, -s).
+func onCommandLine(args []string, f *kong.Flag) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--"+f.Name || strings.HasPrefix(a, "--"+f.Name+"=") || f.Short != 0 && strings.HasPrefix(a, "-"+string(f.Short)) && !strings.HasPrefix(a, "--") {
+			return true
+		}
+	}
+	return false
 }

@@ -49,7 +49,7 @@ func (c *MigrateCmd) Run(g *Globals) error {
 		for _, s := range res.Skipped {
 			fmt.Fprintf(&b, "skipped %s\n", s)
 		}
-		fmt.Fprintf(&b, "copied %s to %s: %d databases, %d files, %d directories, %d symlinks\n", c.From, c.To, len(res.Databases), len(res.Files), res.Dirs, res.Symlinks)
+		fmt.Fprintf(&b, "copied %s to %s: %s, %s, %s, %s\n", c.From, c.To, count(len(res.Databases), "database", "databases"), count(len(res.Files), "file", "files"), count(res.Dirs, "directory", "directories"), count(res.Symlinks, "symlink", "symlinks"))
 		if _, werr := fmt.Fprint(g.stdout, b.String()); werr != nil {
 			return werr
 		}

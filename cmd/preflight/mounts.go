@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -24,7 +25,7 @@ func (c *MountsCmd) Run(g *Globals) error {
 	if g.Mountinfo != "" {
 		t, err = mounts.ReadFile(g.Mountinfo)
 		if err != nil {
-			return usageError(fmt.Errorf("read mount table: %w", err))
+			return mountTableError(fmt.Errorf("read mount table: %w", err))
 		}
 	} else if t, err = mounts.ReadSelf(); err != nil {
 		return fmt.Errorf("read mount table: %w", err)
@@ -70,4 +71,13 @@ func writeJSON(g *Globals, v any) error {
 	enc := json.NewEncoder(g.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// mountTableError is the usage error for a --mountinfo file that could not
+// be read, with a hint on the formats it takes when none of it parsed.
+func mountTableError(err error) error {
+	if errors.Is(err, mounts.ErrNoMounts) {
+		return usageError(err, "--mountinfo takes a saved /proc/PID/mountinfo (cat /proc/self/mountinfo > FILE), /proc/mounts, or the output of mount or findmnt; the format is detected")
+	}
+	return usageError(err)
 }

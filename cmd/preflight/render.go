@@ -40,6 +40,8 @@ func renderText(w io.Writer, r *preflight.Report) error {
 			fmt.Fprintf(&b, "  databases: not inspected (the path does not answer)\n")
 		case r.MountTable.Saved && !d.Inspected:
 			fmt.Fprintf(&b, "  databases: not inspected (the path is on the machine the mount table came from)\n")
+		case d.StatError != "":
+			fmt.Fprintf(&b, "  databases: not inspected (the path could not be read)\n")
 		case !d.Inspected:
 			fmt.Fprintf(&b, "  databases: not inspected\n")
 		case len(d.Databases) == 0 && d.Duplicates > 0:
@@ -138,7 +140,7 @@ func renderHealth(b *strings.Builder, db preflight.Database) {
 	}
 	if h.WAL != nil {
 		w := h.WAL
-		fmt.Fprintf(b, "    wal: %d valid frames, %d committed transactions", w.ValidFrames, w.CommittedTxns)
+		fmt.Fprintf(b, "    wal: %s, %s", count(w.ValidFrames, "valid frame", "valid frames"), count(w.CommittedTxns, "committed transaction", "committed transactions"))
 		if w.FirstInvalidFrame > 0 {
 			fmt.Fprintf(b, "; breaks at frame %d (%s)", w.FirstInvalidFrame, w.InvalidReason)
 		}
@@ -186,4 +188,12 @@ func probesChecked(p preflight.WriterProbes) string {
 		s += "; not checked: " + strings.Join(not, ", ")
 	}
 	return s
+}
+
+// count is "1 frame" or "N frames": n with the noun's number right.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -191,13 +192,25 @@ func summary(d preflight.DataDir) string {
 		modes[dbMode(db)]++
 	}
 	var parts []string
-	for _, m := range []string{"wal", "rollback", "new", "unknown", "unreadable", "not sqlite"} {
+	order := []string{"wal", "rollback", "new", "unknown", "unreadable", "damaged header", "not sqlite"}
+	var extra []string // a mode without a place in order is still counted
+	for m := range modes {
+		if !slices.Contains(order, m) {
+			extra = append(extra, m)
+		}
+	}
+	slices.Sort(extra)
+	order = append(order, extra...)
+	for _, m := range order {
 		if modes[m] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", modes[m], m))
 		}
 	}
 	dbs := "no database"
-	if len(parts) > 0 {
+	switch {
+	case d.StatError != "":
+		dbs = "not inspected (the path could not be read)"
+	case len(parts) > 0:
 		dbs = "databases: " + strings.Join(parts, ", ")
 	}
 	return fs + ", " + dbs

@@ -252,7 +252,11 @@ func (p *parser) table() (*Table, error) {
 		}
 	}
 	if len(t.Mounts) == 0 {
-		return nil, fmt.Errorf("parse mount table (%d lines skipped): %w", p.skipped, ErrNoMounts)
+		lines := "lines"
+		if p.skipped == 1 {
+			lines = "line"
+		}
+		return nil, fmt.Errorf("parse mount table (%d %s skipped): %w", p.skipped, lines, ErrNoMounts)
 	}
 	best := 0
 	for _, f := range p.order {

@@ -164,7 +164,29 @@ type Result struct {
 	// not be read (EACCES, EPERM, or any error other than the process
 	// exiting). Any such process might hold a target.
 	Denied int `json:"processes_denied"`
+	// DeniedNamed names processes counted in Denied, sorted by PID: at
+	// most MaxDeniedNamed of them, so a host full of unreadable processes
+	// does not grow it without bound. Empty when Denied is 0.
+	DeniedNamed []Process `json:"processes_denied_named,omitempty"`
 	// Sure is true when Denied is 0: every listed process was read in
 	// full. It does not cover processes this /proc does not list.
 	Sure bool `json:"sure"`
+}
+
+// MaxDeniedNamed bounds Result.DeniedNamed.
+const MaxDeniedNamed = 8
+
+// Process names a process: its PID in the scanned /proc and its comm
+// (/proc/PID/comm, empty when that could not be read either).
+type Process struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm,omitempty"`
+}
+
+// nameDenied records pid, a process counted in Denied, while fewer than
+// MaxDeniedNamed are named.
+func (r *Result) nameDenied(pid int, comm string) {
+	if len(r.DeniedNamed) < MaxDeniedNamed {
+		r.DeniedNamed = append(r.DeniedNamed, Process{PID: pid, Comm: comm})
+	}
 }

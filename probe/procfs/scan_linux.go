@@ -119,6 +119,9 @@ func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 			res.Denied++
 		}
 		if len(r.holders) == 0 && len(r.unlinked) == 0 {
+			if r.denied {
+				res.nameDenied(r.pid, s.comm(r.pid))
+			}
 			continue
 		}
 		comm, cmdline, uid, ok := s.describe(r.pid)
@@ -128,6 +131,9 @@ func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 				res.Denied--
 			}
 			continue
+		}
+		if r.denied {
+			res.nameDenied(r.pid, comm)
 		}
 		name, seen := users[uid]
 		if !seen {
@@ -147,6 +153,7 @@ func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 		}
 	}
 	res.Sure = res.Denied == 0
+	slices.SortFunc(res.DeniedNamed, func(a, b Process) int { return cmp.Compare(a.PID, b.PID) })
 	slices.SortFunc(res.Holders, func(a, b Holder) int {
 		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Target, b.Target),
 			cmp.Compare(a.File, b.File), compareHow(a.How, b.How))
@@ -458,6 +465,16 @@ type dbLink struct {
 
 // describe reads comm, cmdline and the real uid of pid; ok is false when
 // the process has exited.
+// comm is pid's /proc/PID/comm without its newline, empty when it cannot
+// be read.
+func (s *scanner) comm(pid int) string {
+	b, err := os.ReadFile(s.root + "/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
 func (s *scanner) describe(pid int) (comm, cmdline, uid string, ok bool) {
 	dir := s.root + "/" + strconv.Itoa(pid)
 	b, err := os.ReadFile(dir + "/comm")

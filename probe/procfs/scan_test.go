@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -374,6 +375,19 @@ func TestScanDenied(t *testing.T) {
 	if res.Sure || res.Denied == 0 || len(holdersOf(res, c.PID())) != 0 {
 		t.Errorf("Scan as uid 65534 = sure %v, denied %d, holders %+v; want unsure, denied > 0, child %d unseen",
 			res.Sure, res.Denied, res.Holders, c.PID())
+	}
+	// The unreadable processes are named, by PID and comm, up to the bound.
+	if want := min(res.Denied, procfs.MaxDeniedNamed); len(res.DeniedNamed) != want {
+		t.Errorf("Scan as uid 65534: %d processes named of %d denied, want %d", len(res.DeniedNamed), res.Denied, want)
+	}
+	for _, p := range res.DeniedNamed {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p.PID))
+		if err != nil {
+			continue // exited since
+		}
+		if want := strings.TrimSuffix(string(b), "\n"); p.Comm != want {
+			t.Errorf("Scan as uid 65534 names PID %d %q, want its comm %q", p.PID, p.Comm, want)
+		}
 	}
 }
 
