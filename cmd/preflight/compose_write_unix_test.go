@@ -20,7 +20,7 @@ const nobodyUID = 65534
 
 // asNobody runs name with args as uid and gid 65534: a real process of
 // another user.
-func asNobody(t *testing.T, name string, args ...string) {
+func runAsNobody(t *testing.T, name string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}}
@@ -79,7 +79,7 @@ func TestComposeWriteRefusesOtherUsersLink(t *testing.T) {
 	}
 	proj := rootProject(t, base)
 	att := userDir(t, base, "attproj")
-	asNobody(t, "ln", "-s", filepath.Join(proj, "compose.yaml"), filepath.Join(att, "compose.yaml"))
+	runAsNobody(t, "ln", "-s", filepath.Join(proj, "compose.yaml"), filepath.Join(att, "compose.yaml"))
 	// A project inside a directory of uid 65534, who can rename it away
 	// and put a symlink to a root-only directory in its place.
 	owned := filepath.Join(userDir(t, base, "home"), "proj")
