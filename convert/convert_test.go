@@ -427,8 +427,17 @@ func TestRefuseWALLoss(t *testing.T) {
 		t.Errorf("refusals = %+v, want wal-loss at frame 3", d.Refusals)
 	}
 	wantUntouched(t, path, before)
-
+	// The suggested command carries the flags this run needed.
+	bdir := filepath.Join(t.TempDir(), "backups")
 	o := opts(path)
+	o.BackupDir = bdir
+	d = one(t, run(t, o), convert.StatusRefused)
+	want := "preflight convert --backup-dir " + bdir + " --allow-unverified --accept-wal-loss " + path
+	if rm := strings.Join(d.Refusals[0].Remedy, " | "); !strings.Contains(rm, want) {
+		t.Errorf("wal-loss remedy = %q, want it to contain %q", rm, want)
+	}
+
+	o = opts(path)
 	o.AcceptWALLoss = true
 	d = one(t, run(t, o), convert.StatusConverted)
 	got, err := os.ReadFile(filepath.Join(d.Backup.Dir, "app.db-wal"))

@@ -135,7 +135,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 			} else {
 				d.Refusals = append(d.Refusals, Refusal{Reason: "wal-loss", Message: msg + "; nothing was touched",
 					Remedy: []string{"keep the database, -wal and -shm together and copy them aside for recovery",
-						"to convert anyway, losing those frames (the backup keeps them): preflight convert --accept-wal-loss " + shell.Quote(db.Path)}})
+						"to convert anyway, losing those frames (the backup keeps them): " + walLossCommand(db.Path, opts, d.Refusals)}})
 			}
 		}
 	}
@@ -459,4 +459,39 @@ func nonEmptyPrefix(prefix, s, suffix string) string {
 		return ""
 	}
 	return prefix + s + suffix
+}
+
+// walLossCommand is the convert command that accepts the WAL loss of the
+// database at path: opts.Program convert with the flags this run was given
+// (--to, --backup-dir, --verify, --watch, --yes) and --allow-unverified when
+// this run had it or refused for want of it (refusals: an unverified probe,
+// NFS silly-rename files), so that the command does not stop at the next
+// refusal.
+func walLossCommand(path string, opts Options, refusals []Refusal) string {
+	args := []string{shell.Quote(opts.Program), "convert"}
+	if opts.To == ToWAL {
+		args = append(args, "--to", ToWAL)
+	}
+	if opts.BackupDir != "" {
+		args = append(args, "--backup-dir", shell.Quote(opts.BackupDir))
+	}
+	if opts.Verify == VerifyFull {
+		args = append(args, "--verify", VerifyFull)
+	}
+	if opts.Watch != DefaultWatch {
+		args = append(args, "--watch", opts.Watch.String())
+	}
+	unverified := opts.AllowUnverified
+	for _, r := range refusals {
+		if r.Reason == "unverified" || r.Reason == "nfs-silly-rename" {
+			unverified = true
+		}
+	}
+	if unverified {
+		args = append(args, "--allow-unverified")
+	}
+	if opts.Confirmed {
+		args = append(args, "--yes")
+	}
+	return strings.Join(append(args, "--accept-wal-loss", shell.Quote(path)), " ")
 }
