@@ -1,11 +1,16 @@
 package convert
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
 
@@ -50,4 +55,79 @@ func removePartialBackups(path, parent string) ([]string, error) {
 		removed = append(removed, filepath.Join(parent, n))
 	}
 	return removed, nil
+}
+
+// reusableBackup returns the complete backup in dir of the database at
+// path when it holds the database and its -wal (when one exists) as they
+// are now, byte for byte, and no -wal when there is none; a -shm in it is
+// listed but not compared (SQLite rebuilds the WAL index from the -wal).
+// The files are read through a descriptor of dir (internal/dirfd). The
+// error says why it does not hold them.
+func reusableBackup(dir, path string) (*Backup, error) {
+	d, err := dirfd.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer d.Close()
+	b := &Backup{Dir: dir}
+	buf1, buf2 := make([]byte, copyBufSize), make([]byte, copyBufSize)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		name := filepath.Base(path) + suffix
+		f, fi, err := d.OpenRegular(name)
+		cur, cerr := os.Open(path + suffix)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && errors.Is(cerr, fs.ErrNotExist):
+			continue
+		case err != nil || cerr != nil:
+			closeAll(f, cur)
+			return nil, fmt.Errorf("%s is not in it as it is now", name)
+		}
+		same := suffix == "-shm"
+		if !same {
+			same, err = sameContent(f, cur, buf1, buf2)
+		}
+		closeAll(f, cur)
+		if err != nil {
+			return nil, fmt.Errorf("compare %s: %w", name, err)
+		}
+		if !same {
+			return nil, fmt.Errorf("%s changed since", name)
+		}
+		b.Files = append(b.Files, BackupFile{Name: name, Bytes: fi.Size()})
+		b.Bytes += fi.Size()
+	}
+	if len(b.Files) == 0 {
+		return nil, fmt.Errorf("it holds no copy of %s", filepath.Base(path))
+	}
+	return b, nil
+}
+
+// sameContent reports whether a and b hold the same bytes, reading both
+// with the buffers given.
+func sameContent(a, b *os.File, bufA, bufB []byte) (bool, error) {
+	for {
+		na, ea := io.ReadFull(a, bufA)
+		nb, eb := io.ReadFull(b, bufB)
+		if !bytes.Equal(bufA[:na], bufB[:nb]) {
+			return false, nil
+		}
+		aDone := ea == io.EOF || ea == io.ErrUnexpectedEOF
+		bDone := eb == io.EOF || eb == io.ErrUnexpectedEOF
+		switch {
+		case ea != nil && !aDone:
+			return false, ea
+		case eb != nil && !bDone:
+			return false, eb
+		case aDone || bDone:
+			return aDone && bDone, nil
+		}
+	}
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
