@@ -168,7 +168,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	ck, v, err := convertDB(ctx, db.Path, opts, &d)
 	d.Checkpoint, d.Verified = ck, v
 	if err != nil {
-		hints, err := conversionFailed(ctx, db.Path, opts.To, err, &d)
+		hints, err := conversionFailed(ctx, db.Path, opts, err, &d)
 		return fail(err, hints...)
 	}
 	d.Status = StatusConverted
@@ -507,11 +507,12 @@ func makeBackup(db *preflight.Database, opts Options, d *Database) error {
 	return nil
 }
 
-// conversionFailed is the error and hints of a conversion of path that
-// failed with err. When ctx was canceled (a signal) it marks d
-// Interrupted and says, from the header, whether the journal mode had
-// changed to "to" before the interruption.
-func conversionFailed(ctx context.Context, path, to string, err error, d *Database) ([]string, error) {
+// conversionFailed is the hints and error of a conversion of path to
+// opts.To that failed with err. When ctx was canceled (a signal) it marks
+// d Interrupted and says, from the header, whether the journal mode had
+// changed before the interruption.
+func conversionFailed(ctx context.Context, path string, opts Options, err error, d *Database) ([]string, error) {
+	to := opts.To
 	hints := []string{}
 	if d.Backup != nil {
 		hints = append(hints, "the backup of the files as they were is in "+d.Backup.Dir)
@@ -524,7 +525,9 @@ func conversionFailed(ctx context.Context, path, to string, err error, d *Databa
 				state = "interrupted after the journal mode change: the database is in " + strings.ToUpper(to) + " mode, its verification did not run"
 			} else {
 				state = "interrupted before the journal mode change: the database is as it was, in its old journal mode, with all its data"
-				hints = append(hints, "the next start with --on-unsafe convert converts it and reuses that backup while it holds the files as they are")
+				if opts.Entrypoint && d.Backup != nil {
+					hints = append(hints, "the next start converts it and reuses that backup while it holds the data as it is")
+				}
 			}
 		}
 		return hints, fmt.Errorf("%w; %s", err, state)
