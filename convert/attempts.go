@@ -8,22 +8,25 @@ import (
 	"time"
 )
 
-// priorRefusal is why the entrypoint policy does not convert the database
-// at path again, from its state file in dir (read once per dir into
-// states) and converted (the databases an earlier start converted to
-// DELETE): "reenabled" when it was converted and is in WAL mode again (the
-// application re-enables WAL, so converting again would not last), or
-// "failed-before" when the latest recorded attempt failed and its backup
-// is still there (each start would add another full backup). An
-// unreadable state file refuses nothing; ConvertedBefore reports it.
-func priorRefusal(path, dir string, converted []string, states map[string]State) (Refusal, bool) {
+// priorAttempt is what the latest attempt recorded for the database at
+// path means for this start, from its state file in dir (read once per dir
+// into states) and converted (the databases an earlier start converted to
+// DELETE). A refusal: "reenabled" when it was converted and is in WAL mode
+// again (the application re-enables WAL, so converting again would not
+// last), or "failed-before" when the latest attempt failed and its backup
+// is still there (each start would add another full backup). Or, when the
+// latest attempt was interrupted (a signal) and its backup is still there,
+// reuse names that backup: no refusal, and Run reuses it rather than
+// making a second one while it holds the files as they are. An unreadable
+// state file refuses nothing; ConvertedBefore reports it.
+func priorAttempt(path, dir string, converted []string, states map[string]State) (r Refusal, refused bool, reuse string) {
 	cp := CanonicalPath(path)
 	if slices.Contains(converted, cp) {
 		return Refusal{
 			Reason:  "reenabled",
 			Message: "converted at an earlier start and in WAL mode again: the application re-enables WAL when it opens the database, so converting again would not last",
 			Remedy:  []string{"Pin the application's journal mode to DELETE (PREFLIGHT_JOURNAL_MODE, --export-env), or move the data to a named volume."},
-		}, true
+		}, true, ""
 	}
 	if dir == "" {
 		dir = filepath.Dir(path)
@@ -39,16 +42,20 @@ func priorRefusal(path, dir string, converted []string, states map[string]State)
 			last = &s.Conversions[i]
 		}
 	}
-	if last == nil || last.Failed == "" || last.Backup == "" {
-		return Refusal{}, false
+	if last == nil || last.Backup == "" || last.Failed == "" && last.Interrupted == "" {
+		return Refusal{}, false, ""
 	}
-	if _, err := os.Lstat(last.Backup); err != nil {
-		return Refusal{}, false
+	backup := last.BackupPath()
+	if _, err := os.Lstat(backup); err != nil {
+		return Refusal{}, false, ""
+	}
+	if last.Failed == "" {
+		return Refusal{}, false, backup
 	}
 	return Refusal{
 		Reason: "failed-before",
 		Message: fmt.Sprintf("the conversion at an earlier start (%s) failed after backing the database up to %s: %s; not tried again, so that each start does not add another full backup",
-			last.At.Format(time.RFC3339), last.Backup, last.Failed),
-		Remedy: []string{"Fix what the error names and convert by hand (preflight convert), or remove " + last.Backup + " to let the next start try again."},
-	}, true
+			last.At.Format(time.RFC3339), backup, last.Failed),
+		Remedy: []string{"Fix what the error names and convert by hand (preflight convert), or remove " + backup + " to let the next start try again."},
+	}, true, ""
 }

@@ -87,6 +87,11 @@ type Options struct {
 	BackupDir string
 	// NoBackup skips the backup.
 	NoBackup bool
+	// ReuseBackup maps a database (CanonicalPath) to the complete backup
+	// an interrupted attempt made of it: Run uses that backup instead of
+	// making a new one when it holds the database and its -wal as they
+	// are now, byte for byte (Policy fills it from the state file).
+	ReuseBackup map[string]string
 	// Verify is VerifyQuick (default) or VerifyFull.
 	Verify string
 	// AllowUnverified proceeds when a live-writer probe could not run (no
@@ -166,6 +171,10 @@ type Database struct {
 	Refusals []Refusal `json:"refusals,omitempty"`
 	// Error is why the conversion failed (StatusFailed).
 	Error string `json:"error,omitempty"`
+	// Interrupted says the conversion failed because the context was
+	// canceled (a signal: docker stop during the start); Error then says
+	// whether the journal mode had changed.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Hints follow Error: what to do about it.
 	Hints []string `json:"hints,omitempty"`
 	// Notes are facts the operator should know that did not stop the

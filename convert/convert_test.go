@@ -427,8 +427,17 @@ func TestRefuseWALLoss(t *testing.T) {
 		t.Errorf("refusals = %+v, want wal-loss at frame 3", d.Refusals)
 	}
 	wantUntouched(t, path, before)
-
+	// The suggested command carries the flags this run needed.
+	bdir := filepath.Join(t.TempDir(), "backups")
 	o := opts(path)
+	o.BackupDir = bdir
+	d = one(t, run(t, o), convert.StatusRefused)
+	want := "preflight convert --backup-dir " + bdir + " --allow-unverified --accept-wal-loss " + path
+	if rm := strings.Join(d.Refusals[0].Remedy, " | "); !strings.Contains(rm, want) {
+		t.Errorf("wal-loss remedy = %q, want it to contain %q", rm, want)
+	}
+
+	o = opts(path)
 	o.AcceptWALLoss = true
 	d = one(t, run(t, o), convert.StatusConverted)
 	got, err := os.ReadFile(filepath.Join(d.Backup.Dir, "app.db-wal"))
@@ -759,5 +768,58 @@ func TestPartialBackupRemoved(t *testing.T) {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s: %v, want kept", p, err)
 		}
+	}
+}
+
+// A backup that an interrupted attempt left is reused while it holds the
+// data as it is (here: the -wal as it was, or checkpointed into the
+// database by a connection's close), and not once a transaction changed
+// the database since: then a new backup is made and the old one kept.
+func TestReuseBackup(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, path string)
+		reuse  bool
+	}{
+		{"unchanged", func(*testing.T, string) {}, true},
+		{"checkpointed on close", func(t *testing.T, path string) { sqlite3(t, path, "PRAGMA quick_check;") }, true},
+		{"written since", func(t *testing.T, path string) { sqlite3(t, path, "INSERT INTO u VALUES('new', 1);") }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "app.db")
+			hotWAL(t, path, 2000)
+			old := filepath.Join(dir, "app.db.preflight-backup-20261129T110000Z")
+			if err := os.Mkdir(old, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []string{"", "-wal"} {
+				copyFile(t, path+s, filepath.Join(old, "app.db"+s))
+			}
+			tc.change(t, path)
+			o := opts(path)
+			o.ReuseBackup = map[string]string{convert.CanonicalPath(path): old}
+			d := one(t, run(t, o), convert.StatusConverted)
+			if got := d.Backup.Dir == old; got != tc.reuse {
+				t.Errorf("backup %s, reused %v; want reused %v (notes %v)", d.Backup.Dir, got, tc.reuse, d.Notes)
+			}
+			if _, err := os.Stat(old); err != nil {
+				t.Errorf("the old backup is gone: %v", err)
+			}
+		})
+	}
+}
+
+// State files written before backups were recorded absolute hold a path
+// relative to that start's working directory: BackupPath finds it beside
+// the database.
+func TestBackupPathRelative(t *testing.T) {
+	c := convert.Conversion{Path: "/data/sg/s.db", Backup: "mnt/sg/s.db.preflight-backup-20261201T000000Z"}
+	if got, want := c.BackupPath(), "/data/sg/s.db.preflight-backup-20261201T000000Z"; got != want {
+		t.Errorf("BackupPath() = %q, want %q", got, want)
+	}
+	c.Backup = "/elsewhere/b"
+	if got := c.BackupPath(); got != "/elsewhere/b" {
+		t.Errorf("BackupPath() = %q, want the absolute path as it is", got)
 	}
 }

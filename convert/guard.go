@@ -138,7 +138,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 			} else {
 				d.Refusals = append(d.Refusals, Refusal{Reason: "wal-loss", Message: msg + "; nothing was touched",
 					Remedy: []string{"keep the database, -wal and -shm together and copy them aside for recovery",
-						"to convert anyway, losing those frames (the backup keeps them): preflight convert --accept-wal-loss " + shell.Quote(db.Path)}})
+						"to convert anyway, losing those frames (the backup keeps them): " + walLossCommand(db.Path, opts, d.Refusals)}})
 			}
 		}
 	}
@@ -159,45 +159,19 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	}
 
 	if !opts.NoBackup {
-		removed, err := removePartialBackups(db.Path, opts.BackupDir)
-		for _, r := range removed {
-			d.Notes = append(d.Notes, "removed "+r+", a backup an earlier run began and did not finish")
-		}
-		if err != nil {
-			d.Notes = append(d.Notes, "could not remove a backup an earlier run did not finish: "+err.Error())
-		}
-		var walPages int64
-		if d.WAL != nil {
-			walPages = int64(d.WAL.DBSizePages)
-		}
-		b, err := backup(db.Path, opts.BackupDir, opts.Now().UTC(), walPages*int64(db.PageSize), func(done, total int64) {
-			if opts.Progress != nil {
-				opts.Progress(db.Path, "backup", done, total)
-			}
-		})
-		if err != nil {
+		if err := makeBackup(db, opts, &d); err != nil {
 			hint := "free space, or pass --backup-dir DIR on a filesystem with room (--no-backup skips it)"
 			if !errors.Is(err, ErrNoSpace) {
 				hint = "fix the backup location (--backup-dir DIR), or pass --no-backup to skip it"
 			}
 			return fail(fmt.Errorf("backup: %w; the database was not touched", err), hint)
 		}
-		d.Backup = b
 	}
 
 	ck, v, err := convertDB(ctx, db.Path, opts, &d)
 	d.Checkpoint, d.Verified = ck, v
 	if err != nil {
-		hints := []string{}
-		if d.Backup != nil {
-			hints = append(hints, "the backup of the files as they were is in "+d.Backup.Dir)
-		}
-		if readOnlyDatabase(err) {
-			hints = append(hints, "the database, its -wal or -shm, or their directory is read-only for this user (a conversion writes all three): run as their owner or root, on a read-write mount")
-		}
-		if errors.Is(err, ErrLocked) {
-			hints = append(hints, "another connection opened the database during the conversion: find it with preflight check "+shell.Quote(db.Path)+", stop it, and run convert again")
-		}
+		hints, err := conversionFailed(ctx, db.Path, opts, err, &d)
 		return fail(err, hints...)
 	}
 	d.Status = StatusConverted
@@ -498,4 +472,110 @@ func linkHops(link string) []string {
 		p = t
 	}
 	return hops
+}
+
+// walLossCommand is the convert command that accepts the WAL loss of the
+// database at path: opts.Program convert with the flags this run was given
+// (--to, --backup-dir, --verify, --watch, --yes) and --allow-unverified when
+// this run had it or refused for want of it (refusals: an unverified probe,
+// NFS silly-rename files), so that the command does not stop at the next
+// refusal.
+func walLossCommand(path string, opts Options, refusals []Refusal) string {
+	args := []string{shell.Quote(opts.Program), "convert"}
+	if opts.To == ToWAL {
+		args = append(args, "--to", ToWAL)
+	}
+	if opts.BackupDir != "" {
+		args = append(args, "--backup-dir", shell.Quote(opts.BackupDir))
+	}
+	if opts.Verify == VerifyFull {
+		args = append(args, "--verify", VerifyFull)
+	}
+	if opts.Watch != DefaultWatch {
+		args = append(args, "--watch", opts.Watch.String())
+	}
+	unverified := opts.AllowUnverified
+	for _, r := range refusals {
+		if r.Reason == "unverified" || r.Reason == "nfs-silly-rename" {
+			unverified = true
+		}
+	}
+	if unverified {
+		args = append(args, "--allow-unverified")
+	}
+	if opts.Confirmed {
+		args = append(args, "--yes")
+	}
+	return strings.Join(append(args, "--accept-wal-loss", shell.Quote(path)), " ")
+}
+
+// makeBackup removes the partial backups of db an earlier run left, then
+// sets d.Backup: the complete backup an interrupted attempt made
+// (opts.ReuseBackup) when it still holds the database's files, else a new
+// one.
+func makeBackup(db *preflight.Database, opts Options, d *Database) error {
+	removed, err := removePartialBackups(db.Path, opts.BackupDir)
+	for _, r := range removed {
+		d.Notes = append(d.Notes, "removed "+r+", a backup an earlier run began and did not finish")
+	}
+	if err != nil {
+		d.Notes = append(d.Notes, "could not remove a backup an earlier run did not finish: "+err.Error())
+	}
+	if dir := opts.ReuseBackup[CanonicalPath(db.Path)]; dir != "" {
+		b, err := reusableBackup(dir, db.Path)
+		if err == nil {
+			d.Backup = b
+			d.Notes = append(d.Notes, "reused the backup "+dir+" that an interrupted attempt at an earlier start made: it holds the database and its -wal as they are")
+			return nil
+		}
+		d.Notes = append(d.Notes, "made a new backup: the one an interrupted attempt at an earlier start made ("+dir+") is kept, but "+err.Error())
+	}
+	var walPages int64
+	if d.WAL != nil {
+		walPages = int64(d.WAL.DBSizePages)
+	}
+	b, err := backup(db.Path, opts.BackupDir, opts.Now().UTC(), walPages*int64(db.PageSize), func(done, total int64) {
+		if opts.Progress != nil {
+			opts.Progress(db.Path, "backup", done, total)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	d.Backup = b
+	return nil
+}
+
+// conversionFailed is the hints and error of a conversion of path to
+// opts.To that failed with err. When ctx was canceled (a signal) it marks
+// d Interrupted and says, from the header, whether the journal mode had
+// changed before the interruption.
+func conversionFailed(ctx context.Context, path string, opts Options, err error, d *Database) ([]string, error) {
+	to := opts.To
+	hints := []string{}
+	if d.Backup != nil {
+		hints = append(hints, "the backup of the files as they were is in "+d.Backup.Dir)
+	}
+	if ctx.Err() != nil {
+		d.Interrupted = true
+		state := "interrupted; the journal mode could not be read afterwards"
+		if h, herr := sqlitefile.Inspect(path); herr == nil {
+			if (to == ToDelete) == (h.JournalMode == sqlitefile.JournalRollback) {
+				state = "interrupted after the journal mode change: the database is in " + strings.ToUpper(to) + " mode, its verification did not run"
+			} else {
+				state = "interrupted before the journal mode change: the database is as it was, in its old journal mode, with all its data"
+				if opts.Entrypoint && d.Backup != nil {
+					hints = append(hints, "the next start converts it and reuses that backup while it holds the data as it is")
+				}
+			}
+		}
+		return hints, fmt.Errorf("%w; %s", err, state)
+	}
+	if readOnlyDatabase(err) {
+		hints = append(hints, "the database, its -wal or -shm, or their directory is read-only for this user (a conversion writes all three): run as their owner or root, on a read-write mount")
+	}
+	if errors.Is(err, ErrLocked) {
+		hints = append(hints, "another connection opened the database during the conversion: find it with preflight check "+shell.Quote(path)+", stop it, and run convert again")
+	}
+	return hints, err
 }

@@ -1,12 +1,19 @@
 package convert
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+	"github.com/preflight-sqlite/preflight/probe/wal"
 )
 
 // removePartialBackups removes the backups of the database at path that an
@@ -50,4 +57,182 @@ func removePartialBackups(path, parent string) ([]string, error) {
 		removed = append(removed, filepath.Join(parent, n))
 	}
 	return removed, nil
+}
+
+// reusableBackup returns the complete backup in dir of the database at
+// path when it holds the data as it is now. Its -wal (when it has one) is
+// the current -wal byte for byte (a commit always appends frames or
+// restarts the log with new salts, so none came since), or the current
+// database has no -wal left (the interrupted attempt's connection
+// checkpointed it on close). Its database file is the current one page by
+// page, except for pages the interrupted attempt's checkpoint copied in
+// from the -wal: each such page equal to the page's last committed frame,
+// and, with no -wal left, every page the -wal holds copied in. A -shm in
+// it is listed but not compared (SQLite rebuilds the WAL index from the
+// -wal). The backup's files are read through a descriptor of dir
+// (internal/dirfd). The error says why it does not hold the data as it is.
+func reusableBackup(dir, path string) (*Backup, error) {
+	d, err := dirfd.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer d.Close()
+	b := &Backup{Dir: dir}
+	name := filepath.Base(path)
+	add := func(fi fs.FileInfo) {
+		b.Files = append(b.Files, BackupFile{Name: fi.Name(), Bytes: fi.Size()})
+		b.Bytes += fi.Size()
+	}
+	var idx *walIndex
+	if w, fi, err := d.OpenRegular(name + "-wal"); err == nil {
+		defer w.Close()
+		cur, err := os.Open(path + "-wal")
+		gone := errors.Is(err, fs.ErrNotExist)
+		switch {
+		case err == nil:
+			same, err := sameContent(w, cur)
+			cur.Close()
+			if err != nil || !same {
+				return nil, fmt.Errorf("%s-wal changed since", name)
+			}
+		case !gone:
+			return nil, err
+		}
+		if idx, err = indexWAL(w, gone); err != nil {
+			return nil, fmt.Errorf("read %s-wal: %w", filepath.Join(dir, name), err)
+		}
+		add(fi)
+	} else if _, cerr := os.Lstat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) || cerr == nil {
+		return nil, fmt.Errorf("%s-wal is not in it as it is now", name)
+	}
+	old, fi, err := d.OpenRegular(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not in it: %w", name, err)
+	}
+	defer old.Close()
+	cur, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close()
+	if same, err := sameDatabase(old, cur, idx); err != nil || !same {
+		return nil, fmt.Errorf("%s changed since (%v)", name, err)
+	}
+	add(fi)
+	if fi, err := d.Lstat(name + "-shm"); err == nil && fi.Mode().IsRegular() {
+		add(fi)
+	}
+	return b, nil
+}
+
+// walIndex is where a -wal holds each page's last committed version.
+type walIndex struct {
+	f        *os.File
+	pageSize int64
+	dbPages  int64            // database size after the last commit, in pages
+	frame    map[uint32]int64 // page number -> offset of its frame's page data
+	gone     bool             // the -wal is gone from beside the database: checkpointed
+}
+
+// indexWAL reads the frame headers of w up to its last commit frame (nil
+// when it has none). Memory: one map entry per page the -wal holds.
+func indexWAL(w *os.File, gone bool) (*walIndex, error) {
+	rep, err := wal.Validate(io.NewSectionReader(w, 0, 1<<62))
+	if err != nil {
+		return nil, err
+	}
+	if rep.LastCommitFrame == 0 || rep.Header.PageSize <= 0 {
+		return nil, nil
+	}
+	ix := &walIndex{f: w, pageSize: int64(rep.Header.PageSize), dbPages: int64(rep.DBSizePages), frame: map[uint32]int64{}, gone: gone}
+	hdr := make([]byte, 4)
+	for k := int64(0); k < int64(rep.LastCommitFrame); k++ {
+		off := 32 + k*(24+ix.pageSize)
+		if _, err := w.ReadAt(hdr, off); err != nil {
+			return nil, err
+		}
+		ix.frame[binary.BigEndian.Uint32(hdr)] = off + 24
+	}
+	return ix, nil
+}
+
+// sameDatabase reports whether the database file cur holds what the
+// backup's file old does with the backup's -wal (ix, nil without one):
+// every page equal to old's or to its last committed frame in the -wal
+// (only the latter when the -wal is gone, and then no page past the
+// database size the last commit names).
+func sameDatabase(old, cur *os.File, ix *walIndex) (bool, error) {
+	if ix == nil {
+		return sameContent(old, cur)
+	}
+	oi, err := old.Stat()
+	if err != nil {
+		return false, err
+	}
+	ci, err := cur.Stat()
+	if err != nil {
+		return false, err
+	}
+	ps := ix.pageSize
+	if ix.gone && ci.Size() != ix.dbPages*ps {
+		return false, nil
+	}
+	pa, pb := make([]byte, ps), make([]byte, ps)
+	for pg := uint32(1); int64(pg-1)*ps < max(oi.Size(), ci.Size()); pg++ {
+		off := int64(pg-1) * ps
+		nb, err := cur.ReadAt(pb, off)
+		if err != nil && err != io.EOF {
+			return false, err
+		}
+		fo, inWAL := ix.frame[pg]
+		if !inWAL || !ix.gone {
+			na, err := old.ReadAt(pa, off)
+			if err != nil && err != io.EOF {
+				return false, err
+			}
+			if na == nb && bytes.Equal(pa[:na], pb[:nb]) {
+				continue
+			}
+		}
+		if !inWAL || int64(nb) != ps {
+			return false, nil
+		}
+		if _, err := ix.f.ReadAt(pa, fo); err != nil {
+			return false, err
+		}
+		if !bytes.Equal(pa, pb) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// sameContent reports whether a and b hold the same bytes.
+func sameContent(a, b *os.File) (bool, error) {
+	bufA, bufB := make([]byte, copyBufSize), make([]byte, copyBufSize)
+	for {
+		na, ea := io.ReadFull(a, bufA)
+		nb, eb := io.ReadFull(b, bufB)
+		if !bytes.Equal(bufA[:na], bufB[:nb]) {
+			return false, nil
+		}
+		aDone := ea == io.EOF || ea == io.ErrUnexpectedEOF
+		bDone := eb == io.EOF || eb == io.ErrUnexpectedEOF
+		switch {
+		case ea != nil && !aDone:
+			return false, ea
+		case eb != nil && !bDone:
+			return false, eb
+		case aDone || bDone:
+			return aDone && bDone, nil
+		}
+	}
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
 }

@@ -97,7 +97,10 @@ func stateDir(p string) string {
 // converted it and it is in WAL mode again ("reenabled"), or when an
 // earlier start's attempt failed and its backup is still there
 // ("failed-before"): the entrypoint makes at most one backup per database
-// per attempt it records. A nil Result and nil error mean there was
+// per attempt it records. An attempt cut short by ctx (a signal) is
+// recorded as interrupted, not failed: the next start converts again and
+// reuses its backup while that holds the files as they are
+// (Options.ReuseBackup). A nil Result and nil error mean there was
 // nothing to convert.
 func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options) (res *Result, stateErrs []error, err error) {
 	var paths []string
@@ -109,13 +112,18 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 	}
 	var again []Database
 	states := map[string]State{}
+	reuse := map[string]string{}
 	for _, f := range rep.Findings {
 		if !unsafeWAL[f.ID] || f.Ignored {
 			continue
 		}
-		if r, ok := priorRefusal(f.Path, dirOf[f.Path], check.Writers.Converted, states); ok {
+		r, refused, backup := priorAttempt(f.Path, dirOf[f.Path], check.Writers.Converted, states)
+		if refused {
 			again = append(again, Database{Path: f.Path, Before: ToWAL, Status: StatusRefused, Refusals: []Refusal{r}})
 			continue
+		}
+		if backup != "" {
+			reuse[CanonicalPath(f.Path)] = backup
 		}
 		paths = append(paths, f.Path)
 	}
@@ -126,11 +134,16 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 		return nil, nil, nil
 	}
 	check.Writers.Starting = false
-	res, err = Run(ctx, Options{Check: check, Paths: paths, To: ToDelete, Confirmed: true, AllowUnverified: true, Entrypoint: true})
-	if err != nil {
-		return res, nil, err
+	res, err = Run(ctx, Options{Check: check, Paths: paths, To: ToDelete, Confirmed: true, AllowUnverified: true, Entrypoint: true, ReuseBackup: reuse})
+	if res == nil {
+		return nil, nil, err
 	}
+	// Recorded also when Run stopped early (ctx canceled): what it did
+	// to the databases before is on disk.
 	res.Databases = append(again, res.Databases...)
+	if err != nil {
+		return res, recordAttempts(res, dirOf), err
+	}
 	return res, recordAttempts(res, dirOf), nil
 }
 
@@ -147,12 +160,15 @@ func recordAttempts(res *Result, dirOf map[string]string) []error {
 		}
 		cv := Conversion{Path: CanonicalPath(d.Path), From: ToWAL, To: ToDelete, At: time.Now().UTC()}
 		if d.Backup != nil {
-			cv.Backup = d.Backup.Dir
+			cv.Backup = CanonicalPath(d.Backup.Dir)
 		}
 		if d.Verified != nil && d.Verified.CheckResult != "ok" && !failed {
 			cv.Verified = d.Verified.Check + " " + d.Verified.CheckResult
 		}
-		if failed {
+		switch {
+		case failed && d.Interrupted:
+			cv.Interrupted = d.Error
+		case failed:
 			cv.Failed = d.Error
 		}
 		dir := dirOf[d.Path]

@@ -31,13 +31,17 @@ type State struct {
 
 // Conversion records one conversion.
 type Conversion struct {
-	// Path is the database path as the entrypoint saw it.
+	// Path is the database's absolute path, symlinks resolved
+	// (CanonicalPath).
 	Path string `json:"path"`
 	From string `json:"from"`
 	To   string `json:"to"`
 	// At is when it was converted (UTC).
 	At time.Time `json:"at"`
-	// Backup is the backup directory, when one was made.
+	// Backup is the backup directory's absolute path (CanonicalPath),
+	// when one was made or reused. State files written before it was
+	// absolute hold a path relative to the working directory of that
+	// start; BackupPath reads them.
 	Backup string `json:"backup,omitempty"`
 	// Verified is what the verification could not check (such as
 	// "quick_check not run: ..."); empty when everything was checked.
@@ -47,6 +51,23 @@ type Conversion struct {
 	// (ConvertedToDelete skips it), but while Backup exists the entrypoint
 	// does not try again (see Policy).
 	Failed string `json:"failed,omitempty"`
+	// Interrupted is why an attempt that made Backup stopped when told to
+	// (a signal during the start, "context canceled"), saying whether the
+	// journal mode had changed. It is no failure: the next start converts
+	// again and reuses Backup while it holds the files as they are (see
+	// Policy). Such an entry is no conversion either.
+	Interrupted string `json:"interrupted,omitempty"`
+}
+
+// BackupPath is c.Backup as an absolute path. A relative Backup (written
+// before backups were recorded absolute, relative to that start's working
+// directory) is taken as the directory of that name beside the database,
+// where the entrypoint puts its backups.
+func (c Conversion) BackupPath() string {
+	if c.Backup == "" || filepath.IsAbs(c.Backup) {
+		return c.Backup
+	}
+	return filepath.Join(filepath.Dir(c.Path), filepath.Base(c.Backup))
 }
 
 // ParseState decodes a state file.
@@ -110,7 +131,7 @@ func (s State) ConvertedToDelete() []string {
 	last := map[string]string{}
 	var order []string
 	for _, c := range s.Conversions {
-		if c.Failed != "" {
+		if c.Failed != "" || c.Interrupted != "" {
 			continue
 		}
 		if _, ok := last[c.Path]; !ok {

@@ -40,8 +40,10 @@ import (
 // Schema names the JSON shape of Result.
 const Schema = "preflight-migrate/v1"
 
-// ErrRefused is returned (wrapped) when the guard refuses: a live writer,
-// a destination that is not empty, a source or destination that does not answer.
+// ErrRefused is returned (wrapped) when the guard refuses: a live writer
+// (ErrInUse), a destination that is not empty (ErrNotEmpty), a source
+// database a read would change (ErrSourceState), a source or destination
+// that does not answer (fsbound.ErrNoAnswer).
 var ErrRefused = errors.New("migration refused")
 
 // ErrBadInput is returned (wrapped) when --from is not a directory, or
@@ -55,7 +57,8 @@ var ErrVerify = errors.New("copy does not verify")
 // Options configure Run.
 type Options struct {
 	// From is the data directory to copy; To the destination directory,
-	// created when missing and required to be empty.
+	// required to be empty, and created when missing once the guard let
+	// the copy run (a refusal creates nothing).
 	From, To string
 	// Docker configures the Docker probe of the guard (other containers
 	// with the databases open). The zero value asks the engine if one is
@@ -122,9 +125,11 @@ type Result struct {
 }
 
 // Run copies From to To and verifies the copy. Errors wrap ErrRefused when
-// nothing was copied because the guard refused, ErrVerify when the copy
-// differs; a partial copy is left in To for inspection (From is never
-// changed).
+// nothing was copied because the guard refused (and one of ErrInUse,
+// ErrNotEmpty, ErrSourceState, fsbound.ErrNoAnswer saying why), ErrVerify
+// when the copy differs; a partial copy is left in To for inspection (From
+// is never changed). To is created only once the guard let the copy run:
+// a refusal leaves no directory behind.
 func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	res := &Result{Schema: Schema, From: opts.From, To: opts.To, Databases: []Database{}, Files: []File{}}
 	from, err := filepath.Abs(opts.From)
@@ -148,56 +153,124 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	if _, err := checkOverlap(from, to, opts.From, opts.To); err != nil {
 		return res, err
 	}
-	root, err := openDest(from, to, opts)
+	root, err := openExisting(from, to, opts, res)
 	if err != nil {
 		return res, err
 	}
-	defer root.Close()
-	if ents, err := readNames(root, "."); err != nil {
-		return res, fmt.Errorf("read %s: %w", opts.To, err)
-	} else if len(ents) > 0 {
-		why := fmt.Sprintf("--to %s is not empty (it holds %s): the copy never overwrites", opts.To, ents[0])
-		res.Refused = append(res.Refused, why)
-		return res, fmt.Errorf("%w: %s", ErrRefused, why)
+	if root != nil {
+		defer root.Close()
 	}
-
 	dbs, err := findDatabases(from)
 	if err != nil {
 		return res, err
 	}
-	if !opts.NoGuard {
-		// No sniffing budget: the guard must see every database the copy
-		// reads (findDatabases opens every file too).
-		rep, err := preflight.Check(ctx, preflight.Options{Paths: []string{from, to}, MaxDepth: 64,
-			SniffMax: -1, SniffTime: -1, Writers: preflight.WriterOptions{Docker: opts.Docker}})
-		if err != nil {
-			return res, fmt.Errorf("check for live writers: %w", err)
+	if err := guard(ctx, opts, from, to, root != nil, res); err != nil {
+		return res, err
+	}
+	if err := sourceState(dbs, res); err != nil {
+		return res, err
+	}
+	if root == nil {
+		if root, err = openDest(from, to, opts); err != nil {
+			return res, err
 		}
-		res.Guard = rep
-		for _, d := range rep.DataDirs {
-			for _, db := range d.Databases {
-				for _, w := range db.Writers {
-					res.Refused = append(res.Refused, fmt.Sprintf("%s is open by %s", db.Path, w.Name()))
-				}
-				for _, u := range db.Unlinked {
-					res.Refused = append(res.Refused, fmt.Sprintf("%s: process %d holds a replaced %s", db.Path, u.PID, u.File))
-				}
+		defer root.Close()
+	}
+	return res, copyAll(ctx, opts, from, dbs, root, res)
+}
+
+// ErrInUse, ErrNotEmpty and ErrSourceState say why a migration was refused
+// (each comes with ErrRefused): a writer seen or not ruled out, a --to that
+// is not empty, a source database that a read would change or lose part
+// of (a hot rollback journal, a WAL that breaks before valid-looking
+// frames).
+var (
+	ErrInUse       = errors.New("the data may be in use")
+	ErrNotEmpty    = errors.New("--to is not empty")
+	ErrSourceState = errors.New("a source database must be recovered first")
+)
+
+// refusal is an error that is ErrRefused and kind, reading
+// "migration refused: " + msg.
+type refusal struct {
+	kind error
+	msg  string
+}
+
+func (r *refusal) Error() string { return ErrRefused.Error() + ": " + r.msg }
+
+func (r *refusal) Is(target error) bool { return target == ErrRefused || target == r.kind }
+
+// openExisting opens to as openDest does when it exists and refuses it
+// (ErrNotEmpty) when it is not empty; a missing to is nil, nil: Run creates
+// it once the guard let the copy run.
+func openExisting(from, to string, opts Options, res *Result) (*os.Root, error) {
+	if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	root, err := openDest(from, to, opts)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := readNames(root, ".")
+	if err == nil && len(ents) == 0 {
+		return root, nil
+	}
+	root.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", opts.To, err)
+	}
+	why := fmt.Sprintf("--to %s is not empty (it holds %s): the copy never overwrites", opts.To, ents[0])
+	res.Refused = append(res.Refused, why)
+	return nil, &refusal{ErrNotEmpty, why}
+}
+
+// guard refuses (ErrInUse) while a live-writer probe sees a writer of the
+// databases in from (and in to, when it exists), or, without
+// opts.AllowUnverified, when a probe could not run. opts.NoGuard skips it.
+func guard(ctx context.Context, opts Options, from, to string, toExists bool, res *Result) error {
+	if opts.NoGuard {
+		return nil
+	}
+	paths := []string{from}
+	if toExists {
+		paths = append(paths, to)
+	}
+	// No sniffing budget: the guard must see every database the copy
+	// reads (findDatabases opens every file too).
+	rep, err := preflight.Check(ctx, preflight.Options{Paths: paths, MaxDepth: 64,
+		SniffMax: -1, SniffTime: -1, Writers: preflight.WriterOptions{Docker: opts.Docker}})
+	if err != nil {
+		return fmt.Errorf("check for live writers: %w", err)
+	}
+	res.Guard = rep
+	for _, d := range rep.DataDirs {
+		for _, db := range d.Databases {
+			for _, w := range db.Writers {
+				res.Refused = append(res.Refused, fmt.Sprintf("%s is open by %s", db.Path, w.Name()))
 			}
-		}
-		if len(res.Refused) == 0 && !opts.AllowUnverified {
-			if why := unverified(rep); why != "" {
-				res.Refused = append(res.Refused, why+"; stop every service and program that uses "+opts.From+" and run again with --allow-unverified")
+			for _, u := range db.Unlinked {
+				res.Refused = append(res.Refused, fmt.Sprintf("%s: process %d holds a replaced %s", db.Path, u.PID, u.File))
 			}
-		}
-		if len(res.Refused) > 0 {
-			return res, fmt.Errorf("%w: %s", ErrRefused, strings.Join(res.Refused, "; "))
 		}
 	}
+	if len(res.Refused) == 0 && !opts.AllowUnverified {
+		if why := unverified(rep); why != "" {
+			res.Refused = append(res.Refused, why+"; stop every service and program that uses "+opts.From+" and run again with --allow-unverified")
+		}
+	}
+	if len(res.Refused) > 0 {
+		return &refusal{ErrInUse, strings.Join(res.Refused, "; ")}
+	}
+	return nil
+}
 
-	// Databases whose state a read would change or lose: a hot journal
-	// (SQLite rolls it back on the next open) and a WAL with valid-looking
-	// frames after a broken one (SQLite silently drops them, and with them
-	// committed transactions the copy would not carry).
+// sourceState refuses (ErrSourceState) the databases whose state a read
+// would change or lose: a hot journal (SQLite rolls it back on the next
+// open) and a WAL with valid-looking frames after a broken one (SQLite
+// silently drops them, and with them committed transactions the copy
+// would not carry).
+func sourceState(dbs map[string]bool, res *Result) error {
 	for p := range dbs {
 		if j, err := health.InspectJournal(p); err == nil && j.Hot {
 			res.Refused = append(res.Refused, fmt.Sprintf("%s has a hot rollback journal (%d bytes): an interrupted transaction must be rolled back first: open it once normally (sqlite3 %s 'PRAGMA quick_check;'), then migrate", p, j.SizeBytes, shell.Quote(p)))
@@ -210,9 +283,14 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	}
 	if len(res.Refused) > 0 {
 		sort.Strings(res.Refused)
-		return res, fmt.Errorf("%w: %s", ErrRefused, strings.Join(res.Refused, "; "))
+		return &refusal{ErrSourceState, strings.Join(res.Refused, "; ")}
 	}
+	return nil
+}
 
+// copyAll copies every entry of from into root (the empty to) and
+// verifies the copy; see Run.
+func copyAll(ctx context.Context, opts Options, from string, dbs map[string]bool, root *os.Root, res *Result) (err error) {
 	// From here on the copy writes into To, which was empty: a copy that
 	// fails is removed, so a second run does not meet a half-filled To.
 	defer func() {
@@ -221,10 +299,6 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 		}
 	}()
 
-	type dirTimes struct {
-		rel string
-		fi  fs.FileInfo
-	}
 	var dirs []dirTimes
 	err = filepath.WalkDir(from, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
@@ -234,67 +308,82 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 			return err
 		}
 		rel, _ := filepath.Rel(from, p)
-		fi, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) && sidecarOf(p, dbs) {
-			return nil // gone since the directory was listed; its content is in the database copy
+		d, err := copyEntry(ctx, p, rel, dbs, root, res)
+		if d != nil {
+			dirs = append(dirs, *d)
 		}
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.IsDir():
-			if rel != "." {
-				if err := root.Mkdir(rel, fi.Mode().Perm()); err != nil {
-					return fmt.Errorf("create %s: %w", filepath.Join(to, rel), err)
-				}
-				res.Dirs++
-			}
-			dirs = append(dirs, dirTimes{rel, fi})
-			return nil
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if err := root.Symlink(target, rel); err != nil {
-				return fmt.Errorf("create symlink %s: %w", filepath.Join(to, rel), err)
-			}
-			res.Symlinks++
-			return keepMeta(root, rel, fi, true)
-		case !fi.Mode().IsRegular():
-			res.Skipped = append(res.Skipped, rel+" (not a regular file)")
-			return nil
-		case dbs[p]:
-			db, err := copyDatabase(ctx, p, root, rel)
-			if err != nil {
-				return err
-			}
-			db.Path = rel
-			res.Databases = append(res.Databases, db)
-			return keepMeta(root, rel, fi, false)
-		case sidecarOf(p, dbs):
-			res.Skipped = append(res.Skipped, rel+" (sidecar: its content is in the database copy)")
-			return nil
-		}
-		f, err := copyFile(p, root, rel, fi)
-		if err != nil {
-			return err
-		}
-		f.Path = rel
-		res.Files = append(res.Files, f)
-		return keepMeta(root, rel, fi, false)
+		return err
 	})
 	if err != nil {
-		return res, fmt.Errorf("copy %s to %s: %w", opts.From, opts.To, err)
+		return fmt.Errorf("copy %s to %s: %w", opts.From, opts.To, err)
 	}
 	// Directory times last, deepest first: creating entries changed them.
 	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i].rel) > len(dirs[j].rel) })
 	for _, d := range dirs {
 		if err := keepMeta(root, d.rel, d.fi, false); err != nil {
-			return res, err
+			return err
 		}
 	}
-	return res, verify(ctx, res, from, root)
+	return verify(ctx, res, from, root)
+}
+
+// dirTimes is a directory copied, whose times are set once its entries are.
+type dirTimes struct {
+	rel string
+	fi  fs.FileInfo
+}
+
+// copyEntry copies p, at rel inside from, into root and adds it to res;
+// a directory is returned for its times to be set last.
+func copyEntry(ctx context.Context, p, rel string, dbs map[string]bool, root *os.Root, res *Result) (*dirTimes, error) {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) && sidecarOf(p, dbs) {
+		return nil, nil // gone since the directory was listed; its content is in the database copy
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case fi.IsDir():
+		if rel != "." {
+			if err := root.Mkdir(rel, fi.Mode().Perm()); err != nil {
+				return nil, fmt.Errorf("create %s: %w", filepath.Join(root.Name(), rel), err)
+			}
+			res.Dirs++
+		}
+		return &dirTimes{rel, fi}, nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := root.Symlink(target, rel); err != nil {
+			return nil, fmt.Errorf("create symlink %s: %w", filepath.Join(root.Name(), rel), err)
+		}
+		res.Symlinks++
+		return nil, keepMeta(root, rel, fi, true)
+	case !fi.Mode().IsRegular():
+		res.Skipped = append(res.Skipped, rel+" (not a regular file)")
+		return nil, nil
+	case dbs[p]:
+		db, err := copyDatabase(ctx, p, root, rel)
+		if err != nil {
+			return nil, err
+		}
+		db.Path = rel
+		res.Databases = append(res.Databases, db)
+		return nil, keepMeta(root, rel, fi, false)
+	case sidecarOf(p, dbs):
+		res.Skipped = append(res.Skipped, rel+" (sidecar: its content is in the database copy)")
+		return nil, nil
+	}
+	f, err := copyFile(p, root, rel, fi)
+	if err != nil {
+		return nil, err
+	}
+	f.Path = rel
+	res.Files = append(res.Files, f)
+	return nil, keepMeta(root, rel, fi, false)
 }
 
 const magic = "SQLite format 3\x00"
@@ -495,7 +584,14 @@ func verify(ctx context.Context, res *Result, from string, root *os.Root) error 
 	var bad []string
 	for i := range res.Databases {
 		d := &res.Databases[i]
-		db, c, err := open(ctx, filepath.Join(to, d.Path), "ro")
+		// A read-only connection to a WAL copy leaves an empty -wal and a
+		// -shm behind when it closes; a read-write one, the last to
+		// close, removes them, so the copy is one clean file.
+		mode := "ro"
+		if d.JournalMode == "wal" {
+			mode = "rw"
+		}
+		db, c, err := open(ctx, filepath.Join(to, d.Path), mode)
 		if err != nil {
 			return err
 		}

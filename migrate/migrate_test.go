@@ -59,6 +59,16 @@ func TestRunCopiesAndVerifies(t *testing.T) {
 			t.Errorf("app.db copy: %+v", d)
 		}
 	}
+	// The WAL copy is one clean file: WAL in its header (bytes 18/19), no
+	// -wal or -shm beside it.
+	for _, sc := range []string{"-wal", "-shm"} {
+		if _, err := os.Lstat(filepath.Join(to, "app.db"+sc)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the copy has app.db%s beside it (%v), want none", sc, err)
+		}
+	}
+	if h, err := os.ReadFile(filepath.Join(to, "app.db")); err != nil || len(h) < 20 || h[18] != 2 || h[19] != 2 {
+		t.Errorf("copy header bytes 18/19: %v, want 2/2 (WAL)", err)
+	}
 	// The copy opens with the driver and has every row.
 	c, err := sql.Open("sqlite", "file:"+filepath.Join(to, "app.db")+"?mode=ro")
 	if err != nil {
@@ -92,8 +102,8 @@ func TestRunRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := migrate.Run(context.Background(), migrate.Options{From: from, To: to, Docker: docker.Options{Mode: docker.ModeOff}})
-	if !errors.Is(err, migrate.ErrRefused) {
-		t.Errorf("Run into a non-empty --to = %v, want ErrRefused", err)
+	if !errors.Is(err, migrate.ErrRefused) || !errors.Is(err, migrate.ErrNotEmpty) {
+		t.Errorf("Run into a non-empty --to = %v, want ErrRefused, ErrNotEmpty", err)
 	}
 	// A live writer: another process with the database open.
 	sqlite3, err := exec.LookPath("sqlite3")
@@ -125,9 +135,13 @@ func TestRunRefuses(t *testing.T) {
 func TestRunRefusesUnverified(t *testing.T) {
 	from := t.TempDir()
 	testdb.Make(t, filepath.Join(from, "app.db"), "delete", 3)
-	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: filepath.Join(t.TempDir(), "v"), Docker: docker.Options{Mode: docker.ModeOff}})
-	if !errors.Is(err, migrate.ErrRefused) || !strings.Contains(strings.Join(res.Refused, " "), "could not be ruled out") {
-		t.Errorf("Run with Docker off = %v (%q), want ErrRefused: writers could not be ruled out", err, res.Refused)
+	to := filepath.Join(t.TempDir(), "v")
+	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: to, Docker: docker.Options{Mode: docker.ModeOff}})
+	if !errors.Is(err, migrate.ErrRefused) || !errors.Is(err, migrate.ErrInUse) || !strings.Contains(strings.Join(res.Refused, " "), "could not be ruled out") {
+		t.Errorf("Run with Docker off = %v (%q), want ErrRefused, ErrInUse: writers could not be ruled out", err, res.Refused)
+	}
+	if _, err := os.Lstat(to); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused Run created --to: %v", err)
 	}
 }
 
@@ -154,9 +168,13 @@ func TestRunRefusesBrokenWAL(t *testing.T) {
 		}
 	}
 	db.Close()
-	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: filepath.Join(t.TempDir(), "v"), Docker: docker.Options{Mode: docker.ModeOff}, AllowUnverified: true})
-	if !errors.Is(err, migrate.ErrRefused) || !strings.Contains(strings.Join(res.Refused, " "), "breaks at frame 3") {
-		t.Errorf("Run with a broken WAL frame = %v (%q), want ErrRefused naming frame 3", err, res.Refused)
+	to := filepath.Join(t.TempDir(), "v")
+	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: to, Docker: docker.Options{Mode: docker.ModeOff}, AllowUnverified: true})
+	if !errors.Is(err, migrate.ErrSourceState) || !strings.Contains(strings.Join(res.Refused, " "), "breaks at frame 3") {
+		t.Errorf("Run with a broken WAL frame = %v (%q), want ErrSourceState naming frame 3", err, res.Refused)
+	}
+	if _, err := os.Lstat(to); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused Run created --to: %v", err)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // nobodyUID is the uid and gid of the other user in the privilege tests.
 const nobodyUID = 65534
 
-// asNobody runs name with args as uid and gid 65534: a real process of
+// runAsNobody runs name with args as uid and gid 65534: a real process of
 // another user.
 func runAsNobody(t *testing.T, name string, args ...string) {
 	t.Helper()

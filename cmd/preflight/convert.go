@@ -291,7 +291,11 @@ func (c *RunCmd) convertUnsafe(g *Globals, r *preflight.Report, opts preflight.O
 				logLine(g.stderr, c.LogFormat, lvl, "convert-refused", d.Path, "not converted: "+strings.Join(why, "; "), fix)
 			case convert.StatusFailed:
 				failed = true
-				logLine(g.stderr, c.LogFormat, lvl, "convert-failed", d.Path, "not converted: "+d.Error, d.Hints)
+				id := "convert-failed"
+				if d.Interrupted {
+					id = "convert-interrupted"
+				}
+				logLine(g.stderr, c.LogFormat, lvl, id, d.Path, "not converted: "+d.Error, d.Hints)
 			}
 		}
 	}

@@ -61,8 +61,14 @@ func (c *MigrateCmd) Run(g *Globals) error {
 		return usageError(err)
 	case errors.Is(err, migrate.ErrRefused) && errors.Is(err, fsbound.ErrNoAnswer):
 		return &exitError{code: exitUnsafe, err: err, hints: []string{"--from or --to is on a filesystem that does not answer (a stuck FUSE daemon, a network server that is down): find what it is on with findmnt -T PATH, fix that, and run migrate again"}}
+	case errors.Is(err, migrate.ErrInUse):
+		return &exitError{code: exitUnsafe, err: err, hints: []string{"stop every container and program that uses the data (docker compose stop SERVICE), then run migrate again; nothing was copied"}}
+	case errors.Is(err, migrate.ErrNotEmpty):
+		return &exitError{code: exitUnsafe, err: err, hints: []string{"give an empty --to, or a path that does not exist yet (migrate creates it); nothing was copied"}}
+	case errors.Is(err, migrate.ErrSourceState):
+		return &exitError{code: exitUnsafe, err: err, hints: []string{"recover the database named above first (preflight check --deep says what is wrong with it), then run migrate again; nothing was read or copied"}}
 	case errors.Is(err, migrate.ErrRefused):
-		return &exitError{code: exitUnsafe, err: err, hints: []string{"stop every container and program that uses the data (docker compose stop SERVICE), and give an empty --to"}}
+		return &exitError{code: exitUnsafe, err: err, hints: []string{"--to changed while migrate opened it: make sure nothing else creates, moves or replaces it, then run migrate again; nothing was copied"}}
 	case errors.Is(err, migrate.ErrVerify):
 		return &exitError{code: exitUnsafe, err: err, hints: []string{"the source is unchanged; keep using it and report the files named above"}}
 	}

@@ -29,3 +29,28 @@ func TestMigrateDestinationInsideSource(t *testing.T) {
 		t.Errorf("--from/zz holds %v (%v), want it empty and present", ents, err)
 	}
 }
+
+// A refused migrate creates no --to, and its hint matches the reason:
+// writers not ruled out, a --to that is not empty, a WAL that breaks
+// before valid-looking frames.
+func TestMigrateRefusalHints(t *testing.T) {
+	from := t.TempDir()
+	testdb.Make(t, filepath.Join(from, "app.db"), "delete", 3)
+	to := filepath.Join(t.TempDir(), "mdst")
+	_, stderr, code := runMain(t, "migrate", "--from", from, "--to", to, "--docker", "off")
+	if code != 3 || !strings.Contains(stderr, "writers could not be ruled out") || !strings.Contains(stderr, "hint: stop every container") || strings.Contains(stderr, "empty --to") {
+		t.Errorf("migrate with Docker off: exit %d, stderr %q; want 3, the writers hint and no --to hint", code, stderr)
+	}
+	if _, err := os.Lstat(to); !os.IsNotExist(err) {
+		t.Errorf("refused migrate left --to %s behind (%v)", to, err)
+	}
+
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = runMain(t, "migrate", "--from", from, "--to", full, "--docker", "off", "--allow-unverified")
+	if code != 3 || !strings.Contains(stderr, "hint: give an empty --to") || strings.Contains(stderr, "stop every container") {
+		t.Errorf("migrate into a non-empty --to: exit %d, stderr %q; want 3 and only the --to hint", code, stderr)
+	}
+}

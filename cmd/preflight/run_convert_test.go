@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/preflight-sqlite/preflight/convert"
 	"github.com/preflight-sqlite/preflight/internal/fuseloop"
@@ -202,5 +207,111 @@ func TestRunConvertWithoutSharedMmap(t *testing.T) {
 	}
 	if s := readState(t, mnt); len(s.Conversions) != 1 || s.Conversions[0].Failed != "" {
 		t.Errorf("state file: %+v, want one conversion", s.Conversions)
+	}
+}
+
+// bigWAL writes a WAL database of about mb MiB, all of it in its -wal,
+// to path (the files copied while the writing connection is open, so the
+// -wal stays).
+func bigWAL(t *testing.T, path string, mb int) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src.db")
+	db, err := sql.Open("sqlite", testdb.DSN(src, "_pragma=journal_mode(WAL)", "_pragma=wal_autocheckpoint(0)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{`create table t(id integer primary key, v blob)`,
+		fmt.Sprintf(`with recursive c(x) as (select 1 union all select x+1 from c where x<%d) insert into t(v) select randomblob(1000) from c`, mb*1000)} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, s := range []string{"", "-wal"} {
+		b, err := os.ReadFile(src + s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+s, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// SIGTERM once the backup is complete (docker stop during the start): the
+// attempt is recorded as interrupted, not failed, with absolute paths; the
+// next start, from another working directory, converts and reuses that
+// backup instead of making a second one.
+func TestRunConvertInterrupted(t *testing.T) {
+	backing, mnt := fuseData(t, "grpcfuse", false)
+	bigWAL(t, filepath.Join(backing, "s.db"), 48)
+	cmd := exec.Command(bin, "run", "--data-dir", filepath.Base(mnt), "--on-unsafe", "convert", "--", "/bin/echo", "started")
+	cmd.Dir = filepath.Dir(mnt) // a relative --data-dir, as in mnt/sg
+	cmd.Env = append(os.Environ(), "PREFLIGHT_DOCKER=off")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	signalled := false
+	for !signalled {
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before its backup was complete: %v\nstderr: %s", err, errb.String())
+		case <-time.After(time.Millisecond):
+		}
+		for _, b := range backups(t, backing) {
+			if !strings.HasSuffix(b, ".partial") {
+				cmd.Process.Signal(syscall.SIGTERM)
+				signalled = true
+			}
+		}
+	}
+	<-done
+	stderr := errb.String()
+	if out.Len() != 0 {
+		t.Errorf("interrupted start ran the application: %q", out.String())
+	}
+	if strings.Contains(stderr, "info: converted:") {
+		t.Skipf("the conversion finished before SIGTERM arrived:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "convert-interrupted") || !strings.Contains(stderr, "interrupted before the journal mode change") && !strings.Contains(stderr, "interrupted after the journal mode change") || strings.Contains(stderr, "convert-failed") {
+		t.Errorf("first start: stderr lacks convert-interrupted saying where it stopped:\n%s", stderr)
+	}
+	s := readState(t, mnt)
+	first := backups(t, backing)
+	if len(s.Conversions) != 1 || s.Conversions[0].Failed != "" || s.Conversions[0].Interrupted == "" || len(first) != 1 {
+		t.Fatalf("after the interrupted start: state %+v, backups %v; want one interrupted attempt, not failed, and one backup", s.Conversions, first)
+	}
+	c := s.Conversions[0]
+	if !filepath.IsAbs(c.Path) || !filepath.IsAbs(c.Backup) || filepath.Base(c.Backup) != first[0] {
+		t.Errorf("state paths %q, %q: want both absolute, the backup %s", c.Path, c.Backup, first[0])
+	}
+
+	cmd = exec.Command(bin, "run", "--data-dir", mnt, "--on-unsafe", "convert", "--on-unsafe-fallback", "fail", "--", "/bin/echo", "started")
+	cmd.Dir = "/"
+	cmd.Env = append(os.Environ(), "PREFLIGHT_DOCKER=off")
+	errb.Reset()
+	cmd.Stderr = &errb
+	o, err := cmd.Output()
+	stderr = errb.String()
+	if !strings.Contains(stderr, "reused the backup "+c.Backup) {
+		t.Errorf("second start: stderr does not say it reused %s:\n%s", c.Backup, stderr)
+	}
+	if err != nil || string(o) != "started\n" {
+		t.Fatalf("second start: %v, stdout %q; want the application started\nstderr: %s", err, o, stderr)
+	}
+	if got := backups(t, backing); len(got) != 1 || got[0] != first[0] {
+		t.Errorf("backups after the second start: %v, want only %v", got, first)
+	}
+	if h := headerOf(t, filepath.Join(backing, "s.db")); h != "1/1" {
+		t.Errorf("header after the second start %s, want 1/1 (DELETE)", h)
+	}
+	s = readState(t, mnt)
+	if n := len(s.Conversions); n != 2 || s.Conversions[1].Failed != "" || s.Conversions[1].Interrupted != "" || s.Conversions[1].Backup != c.Backup {
+		t.Errorf("state after the second start: %+v, want the conversion reusing %s", s.Conversions, c.Backup)
 	}
 }
