@@ -22,6 +22,17 @@
 #   COPY --from=preflight /preflight /preflight
 #   ENTRYPOINT ["/preflight", "run", "--data-dir", "/data", "--"]
 FROM scratch
+COPY bin/preflight-nocompose /preflight
+# A writable /tmp for `check --deep`, which checks a database across a share
+# on a private copy there (--tmp-dir, PREFLIGHT_TMP_DIR, to put it
+# elsewhere). scratch has no mkdir, so copy an empty directory
+# (.dockerignore leaves out its .keep).
+COPY --chown=65532:65532 rootfs/tmp /tmp
+ENV TMPDIR=/tmp
+USER 65532:65532
+# After the COPY steps: with --platform, the legacy builder takes the
+# platform from the first layer, and a metadata step straight after FROM
+# scratch would be the daemon's.
 ARG VERSION=dev
 ARG REVISION=unknown
 ARG LICENSES=NOASSERTION
@@ -31,12 +42,4 @@ LABEL org.opencontainers.image.title="preflight" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.licenses="${LICENSES}"
-COPY bin/preflight-nocompose /preflight
-# A writable /tmp for `check --deep`, which checks a database across a share
-# on a private copy there (--tmp-dir, PREFLIGHT_TMP_DIR, to put it
-# elsewhere). scratch has no mkdir, so copy an empty directory
-# (.dockerignore leaves out its .keep).
-COPY --chown=65532:65532 rootfs/tmp /tmp
-ENV TMPDIR=/tmp
-USER 65532:65532
 ENTRYPOINT ["/preflight"]
