@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -666,6 +667,10 @@ func (a *Analysis) answers(p string, timeout time.Duration) error {
 }
 
 func classifyHost(m *Mount, hostPath string, table *mounts.Table, status string) {
+	if windowsPath(hostPath) && runtime.GOOS != "windows" {
+		m.HostFSError = "a Windows path: its filesystem is not on this machine"
+		return
+	}
 	if table == nil {
 		m.HostFSError = "host mount table " + status
 		return
