@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -667,8 +666,8 @@ func (a *Analysis) answers(p string, timeout time.Duration) error {
 }
 
 func classifyHost(m *Mount, hostPath string, table *mounts.Table, status string) {
-	if windowsPath(hostPath) && runtime.GOOS != "windows" {
-		m.HostFSError = "a Windows path: its filesystem is not on this machine"
+	if windowsPath(hostPath) {
+		m.HostFS = windowsHostFS(hostPath)
 		return
 	}
 	if table == nil {

@@ -1,5 +1,19 @@
 package compose
 
+import "github.com/preflight-sqlite/preflight/probe/mounts"
+
+// windowsHostFS is the host filesystem of a bind source that is a Windows
+// path (windowsPath): a Linux container reaches a Windows directory only
+// through a VM's file share (Docker Desktop's, or WSL2's drive mounts), so
+// its class is cross-vm on every system, without a mount table. Source and
+// mountpoint are the path as written; fstype is empty (not known here).
+func windowsHostFS(p string) *mounts.Mount {
+	return &mounts.Mount{
+		Mountpoint: p, Source: p, Class: mounts.ClassCrossVM, Platform: "Windows host",
+		Reason: p + " is a Windows path: a Linux engine reaches it only through a VM's file share (Docker Desktop, WSL2), where POSIX locks and the -shm shared memory are not coherent",
+	}
+}
+
 // windowsPath reports whether p, a bind source as written in a compose
 // file, is a Windows host path: a drive letter, a colon and a backslash or
 // slash ("C:\Users\me\data", "d:/db"), or a UNC path ("\\server\share",

@@ -4,11 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
 // windowsProject is a compose file as written on Windows: a drive-letter
@@ -62,13 +62,12 @@ func TestWindowsPathsRewrite(t *testing.T) {
 	}
 }
 
-// TestWindowsPathsHostFS: off Windows, a drive-letter bind source is not
-// looked up in this machine's mount table (it would land on the mount of
-// the working directory and be judged local).
+// TestWindowsPathsHostFS: a drive-letter bind source is on a cross-vm
+// filesystem, on every system: a Linux engine reaches a Windows directory
+// only through a VM's share. It is not looked up in this machine's mount
+// table (where it would land on the working directory's mount and be
+// judged local).
 func TestWindowsPathsHostFS(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("on Windows the path is this machine's")
-	}
 	dir := t.TempDir()
 	name := filepath.Join(dir, "compose.yaml")
 	if err := os.WriteFile(name, []byte(windowsProject), 0o644); err != nil {
@@ -78,7 +77,7 @@ func TestWindowsPathsHostFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := compose.Analyze(l, compose.Options{Platform: compose.PlatformDesktop})
+	a, err := compose.Analyze(l, compose.Options{Platform: compose.PlatformLinux})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +87,8 @@ func TestWindowsPathsHostFS(t *testing.T) {
 			continue
 		}
 		n++
-		if m.HostFS != nil || !strings.Contains(m.HostFSError, "Windows path") {
-			t.Errorf("mount %s (%s): host fs %+v, error %q; want no host fs, a Windows-path error", m.Target, m.Source, m.HostFS, m.HostFSError)
+		if m.HostFS == nil || m.HostFS.Class != mounts.ClassCrossVM || !strings.Contains(m.HostFS.Reason, "Windows path") {
+			t.Errorf("Analyze: %s:%s (%s): host fs %+v (error %q); want class cross-vm, a Windows path", m.Service, m.Target, m.Source, m.HostFS, m.HostFSError)
 		}
 	}
 	if n != 3 {
