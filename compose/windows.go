@@ -16,12 +16,13 @@ func windowsHostFS(p string) *mounts.Mount {
 
 // windowsPath reports whether p, a bind source as written in a compose
 // file, is a Windows host path: a drive letter, a colon and a backslash or
-// slash ("C:\Users\me\data", "d:/db"), or a UNC path ("\\server\share",
-// "//server/share"). Docker Desktop for Windows accepts these; on Linux or
+// slash ("C:\Users\me\data", "d:/db"), or a UNC path written with
+// backslashes ("\\server\share"; "//server/share" is also a Linux path, so
+// it is not taken for one). Docker Desktop for Windows accepts these; on Linux or
 // macOS they name nothing on this machine. It looks only at the text, so it
 // answers the same on every system.
 func windowsPath(p string) bool {
-	return driveLetter(p) || len(p) > 2 && (p[:2] == `\\` || p[:2] == "//") && p[2] != '/' && p[2] != '\\'
+	return driveLetter(p) || len(p) > 2 && p[:2] == `\\` && p[2] != '\\'
 }
 
 // driveLetter reports whether p starts with a drive letter, a colon and a
