@@ -6,6 +6,17 @@
 #   scripts/build.sh && docker build -t preflight .
 #   docker run --rm preflight --version
 #
+# For another architecture, build the binary for it and name the platform
+# (the legacy builder does this FROM scratch; no emulation is needed):
+#
+#   GOARCH=arm64 scripts/build.sh && docker build --platform linux/arm64 -t preflight:arm64 .
+#
+# The OCI labels take VERSION and REVISION (scripts/cross-smoke.sh passes
+# git describe and the commit) and LICENSES (an SPDX expression; until the
+# project states one, NOASSERTION):
+#
+#   docker build --build-arg VERSION=v1.0.0 --build-arg REVISION=$(git rev-parse HEAD) .
+#
 # To guard an application, copy the binary into its image instead:
 #
 #   COPY --from=preflight /preflight /preflight
@@ -19,4 +30,16 @@ COPY bin/preflight-nocompose /preflight
 COPY --chown=65532:65532 rootfs/tmp /tmp
 ENV TMPDIR=/tmp
 USER 65532:65532
+# After the COPY steps: with --platform, the legacy builder takes the
+# platform from the first layer, and a metadata step straight after FROM
+# scratch would be the daemon's.
+ARG VERSION=dev
+ARG REVISION=unknown
+ARG LICENSES=NOASSERTION
+LABEL org.opencontainers.image.title="preflight" \
+      org.opencontainers.image.description="Keeps SQLite databases safe inside containers: checks data directories for unsafe mounts and live writers, then execs the application." \
+      org.opencontainers.image.source="https://github.com/preflight-sqlite/preflight" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="${LICENSES}"
 ENTRYPOINT ["/preflight"]

@@ -335,3 +335,15 @@ func TestCheckOverlayOnVirtiofs(t *testing.T) {
 		t.Errorf("Check(overlay over virtiofs) findings (-want +got):\n%s\nclass %s, journal mode %s; want cross-vm, delete", diff, r.FSClass, r.JournalMode)
 	}
 }
+
+// ids lists r's findings other than live writers as "id:level", comma
+// separated.
+func ids(r *preflight.Report) string {
+	var out []string
+	for _, f := range r.Findings {
+		if !strings.HasPrefix(f.ID, "live-writer") {
+			out = append(out, f.ID+":"+string(f.Level))
+		}
+	}
+	return strings.Join(out, ",")
+}

@@ -3,6 +3,7 @@ module github.com/preflight-sqlite/preflight
 go 1.26.8
 
 require (
+	github.com/Microsoft/go-winio v0.6.2
 	github.com/alecthomas/kong v1.17.0
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/containerd/errdefs v1.0.0
@@ -22,7 +23,6 @@ require (
 )
 
 require (
-	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/docker/go-connections v0.8.2 // indirect

@@ -1,3 +1,5 @@
+//go:build linux
+
 package preflight_test
 
 import (
@@ -39,16 +41,6 @@ func quickCheck(t *testing.T, paths ...string) *preflight.Report {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func ids(r *preflight.Report) string {
-	var out []string
-	for _, f := range r.Findings {
-		if !strings.HasPrefix(f.ID, "live-writer") {
-			out = append(out, f.ID+":"+string(f.Level))
-		}
-	}
-	return strings.Join(out, ",")
 }
 
 // TestSymlinkToAnotherFilesystem: a database symlinked into the data

@@ -666,6 +666,10 @@ func (a *Analysis) answers(p string, timeout time.Duration) error {
 }
 
 func classifyHost(m *Mount, hostPath string, table *mounts.Table, status string) {
+	if windowsPath(hostPath) {
+		m.HostFS = windowsHostFS(hostPath)
+		return
+	}
 	if table == nil {
 		m.HostFSError = "host mount table " + status
 		return

@@ -336,10 +336,14 @@ func (l *locator) service(file, name string) *serviceDecl {
 
 // shortSourceEnd returns the length of the source part of a short-syntax
 // volume as written ("${DATA:-./d}:/data:rw" gives 12): the text before the
-// first colon outside ${...}; 0 when there is no source.
+// first colon outside ${...}, past a leading Windows drive letter
+// ("C:\data:/data" gives 7); 0 when there is no source.
 func shortSourceEnd(raw string) int {
-	depth := 0
-	for i := 0; i < len(raw); i++ {
+	depth, start := 0, 0
+	if driveLetter(raw) {
+		start = 2
+	}
+	for i := start; i < len(raw); i++ {
 		switch {
 		case raw[i] == '$' && i+1 < len(raw) && raw[i+1] == '{':
 			depth++

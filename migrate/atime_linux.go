@@ -6,6 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// accessTime is st's access time. The fields of syscall.Timespec and
+// unix.Timespec have the width of the platform's time_t (int32 on
+// linux/arm, int64 on 64-bit Linux): convert through nanoseconds.
 func accessTime(st *syscall.Stat_t) (unix.Timespec, bool) {
-	return unix.Timespec{Sec: int64(st.Atim.Sec), Nsec: int64(st.Atim.Nsec)}, true
+	return unix.NsecToTimespec(syscall.TimespecToNsec(st.Atim)), true
 }

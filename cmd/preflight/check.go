@@ -106,6 +106,9 @@ type CheckCmd struct {
 
 // Run checks the paths, renders the report and exits by the verdict.
 func (c *CheckCmd) Run(g *Globals) error {
+	if err := needsLinux("check", g.Mountinfo != ""); err != nil {
+		return err
+	}
 	opts, err := c.options(g, c.Paths)
 	if err != nil {
 		return err

@@ -38,6 +38,9 @@ type ConvertCmd struct {
 // confirmation), 1 a conversion failed (nothing changed, or see the error),
 // 2 bad usage.
 func (c *ConvertCmd) Run(g *Globals) error {
+	if err := needsLinux("convert", false); err != nil {
+		return err
+	}
 	if g.Mountinfo != "" {
 		return usageError(errors.New("convert works on this machine's files: --mountinfo cannot be used"))
 	}

@@ -101,7 +101,8 @@ filesystems do not give.
 
 Exit codes:
   0    ok (or only findings below --fail-on)
-  1    could not run (internal error), or interrupted (SIGINT, SIGTERM);
+  1    could not run (internal error, or the command needs Linux), or
+       interrupted (SIGINT, SIGTERM);
        convert: a conversion failed
   2    bad usage or bad input; compose --write: a compose file another
        user could redirect

@@ -150,7 +150,7 @@ func TestUsageErrors(t *testing.T) {
 	garbage := filepath.Join(t.TempDir(), "garbage")
 	os.WriteFile(garbage, []byte("hello\nworld $ \n"), 0o644)
 	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{

@@ -26,6 +26,9 @@ type MigrateCmd struct {
 // live writer, a destination that is not empty) or the copy did not
 // verify, 1 the copy failed, 2 bad usage.
 func (c *MigrateCmd) Run(g *Globals) error {
+	if err := needsLinux("migrate", false); err != nil {
+		return err
+	}
 	res, err := migrate.Run(g.ctx, migrate.Options{From: c.From, To: c.To,
 		Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout}, AllowUnverified: c.AllowUnverified,
 		FSTimeout: c.FSTimeout})

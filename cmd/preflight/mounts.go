@@ -18,6 +18,9 @@ type MountsCmd struct {
 
 // Run lists and classifies mounts.
 func (c *MountsCmd) Run(g *Globals) error {
+	if err := needsLinux("mounts", g.Mountinfo != ""); err != nil {
+		return err
+	}
 	var (
 		t   *mounts.Table
 		err error

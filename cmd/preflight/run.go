@@ -31,6 +31,9 @@ type RunCmd struct {
 // this process with the application through execve, so the application
 // keeps PID 1 and receives signals directly. It returns only on failure.
 func (c *RunCmd) Run(g *Globals) error {
+	if err := needsLinux("run", false); err != nil {
+		return err
+	}
 	argv := append(c.Cmd, g.cmdArgs...)
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]

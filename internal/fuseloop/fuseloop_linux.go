@@ -1,3 +1,5 @@
+//go:build linux && !(386 || arm || mips || mipsle)
+
 package fuseloop
 
 import (

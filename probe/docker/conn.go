@@ -89,7 +89,8 @@ type conn struct {
 
 // connect builds a GET-only client for ep whose every response body is
 // bounded by MaxBody and every request by timeout. It contacts nothing
-// yet. Supported schemes: unix and tcp (plain HTTP); TLS and ssh are not.
+// yet. Supported schemes: unix, tcp (plain HTTP) and npipe (a Windows named
+// pipe; dialling one works only on Windows); TLS and ssh are not.
 func connect(ep Endpoint, timeout time.Duration) (*conn, error) {
 	u, err := client.ParseHostURL(ep.Host)
 	if err != nil {
@@ -97,6 +98,9 @@ func connect(ep Endpoint, timeout time.Duration) (*conn, error) {
 	}
 	c := &conn{ep: ep, timeout: timeout, tr: &http.Transport{MaxIdleConns: 6, IdleConnTimeout: 30 * time.Second}}
 	d := &net.Dialer{Timeout: timeout}
+	// The client's own host: for npipe, a stand-in (moby's client refuses
+	// npipe outside Windows); the dialler below reaches the pipe either way.
+	clientHost := ep.Host
 	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	switch u.Scheme {
 	case "unix":
@@ -105,17 +109,29 @@ func connect(ep Endpoint, timeout time.Duration) (*conn, error) {
 		dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return c.record(d.DialContext(ctx, "unix", sock))
 		}
+	case "npipe":
+		pipe, err := pipePath(u.Host)
+		if err != nil {
+			return nil, fmt.Errorf("connect to docker at %s: %w", ep.Host, err)
+		}
+		c.tr.DisableCompression = true
+		clientHost = "tcp://npipe"
+		dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return c.record(dialPipe(ctx, pipe))
+		}
 	case "tcp", "http":
 		c.tr.Proxy = http.ProxyFromEnvironment
 		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return c.record(d.DialContext(ctx, network, addr))
 		}
 	default:
-		return nil, fmt.Errorf("connect to docker at %s: scheme %q not supported (unix and tcp are)", ep.Host, u.Scheme)
+		return nil, fmt.Errorf("connect to docker at %s: scheme %q not supported (unix, tcp and npipe are)", ep.Host, u.Scheme)
 	}
 	c.tr.DialContext = dial
 	cli, err := client.New(
-		client.WithHost(ep.Host),
+		client.WithHost(clientHost),
 		// After WithHost, which only configures the default transport.
 		client.WithHTTPClient(&http.Client{Transport: limitTransport{base: c.tr, max: MaxBody}}),
 		client.WithTimeout(timeout),

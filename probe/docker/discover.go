@@ -13,8 +13,10 @@ import (
 	"time"
 )
 
-// DefaultHost is the engine address when nothing else is configured.
-const DefaultHost = "unix:///var/run/docker.sock"
+// DefaultHost is the engine address when nothing else is configured:
+// unix:///var/run/docker.sock, and on Windows npipe:////./pipe/docker_engine
+// (what the docker CLI uses there).
+const DefaultHost = defaultHost
 
 // Discover finds the engine address the way the docker CLI does
 // (cli/command/cli.go resolveContextName and the context store):

@@ -104,7 +104,7 @@ func lockDirHelper(dir string) error {
 		return err
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := flockEx(f); err != nil {
 		return err
 	}
 	fmt.Println("ready")

@@ -16,9 +16,10 @@ func ReadSelf() (*Table, error) {
 	return nil, fmt.Errorf("read own mounts on %s: %w", runtime.GOOS, ErrNotSupported)
 }
 
-// parseMountinfo fails: mountinfo.GetMountsFromReader exists only on Linux.
-func parseMountinfo([]byte) ([]*mountinfo.Info, error) {
-	return nil, fmt.Errorf("parse mountinfo on %s: %w", runtime.GOOS, ErrNotSupported)
+// parseMountinfo parses mountinfo lines with parseMountinfoPortable:
+// mountinfo.GetMountsFromReader exists only on Linux.
+func parseMountinfo(lines []byte) ([]*mountinfo.Info, error) {
+	return parseMountinfoPortable(lines)
 }
 
 // ReadSelfFor returns an error wrapping [ErrNotSupported]: there is no

@@ -1,6 +1,7 @@
 package sqlitefile_test
 
 import (
+	"errors"
 	"go/build"
 	"os/exec"
 	"strings"
@@ -60,4 +61,13 @@ func TestNoTransitiveSQLiteImports(t *testing.T) {
 			t.Errorf("go list -deps: package sqlitefile depends on %s", d)
 		}
 	}
+}
+
+// stderrOf is the stderr an *exec.ExitError carries, or "".
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(ee.Stderr)
+	}
+	return ""
 }

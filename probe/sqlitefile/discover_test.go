@@ -1,3 +1,5 @@
+//go:build linux
+
 package sqlitefile_test
 
 import (
@@ -339,14 +341,6 @@ func discoverAsNobody(t *testing.T, dir, data string) sqlitefile.Result {
 		t.Fatalf("Discover as uid 65534: %s", o.Err)
 	}
 	return o.Result
-}
-
-func stderrOf(err error) string {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return string(ee.Stderr)
-	}
-	return ""
 }
 
 // snapshot records, for every file below dir, everything a write would
