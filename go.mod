@@ -13,7 +13,9 @@ require (
 	github.com/moby/moby/client v0.6.2
 	github.com/moby/sys/mountinfo v0.7.3
 	github.com/pmezard/go-difflib v1.0.0
+	github.com/sirupsen/logrus v1.10.1
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/mod v0.37.0
 	golang.org/x/sys v0.50.0
 	modernc.org/sqlite v1.55.0
 )
@@ -38,7 +40,6 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.1 // indirect
-	github.com/sirupsen/logrus v1.10.1 // indirect
 	github.com/xhit/go-str2duration/v2 v2.1.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.60.0 // indirect
