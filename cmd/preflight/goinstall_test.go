@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/mod/module"
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
 	"golang.org/x/mod/zip"
 )
 
@@ -124,7 +124,7 @@ func publish(t *testing.T, dir, root, modPath, version string) {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{
-		"list":              []byte(version + "\n"),
+		"list":            []byte(version + "\n"),
 		version + ".info": info,
 		version + ".mod":  mod,
 		version + ".zip":  z.Bytes(),
@@ -155,4 +155,3 @@ func goEnv(t *testing.T, goTool, name string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
-
