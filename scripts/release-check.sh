@@ -58,7 +58,7 @@ export PATH
 # actionlint also runs shellcheck over each run: step where shellcheck is
 # installed (ci.yml installs nothing: GitHub's runners have it).
 say "actionlint $(actionlint -version | head -1) over .github/workflows"
-actionlint -color=never
+actionlint -no-color
 goreleaser check
 
 say "snapshot build of: $targets"
