@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -242,10 +241,7 @@ func writeWithBackup(e *compose.FileEdit) error {
 	e.Backup = bak
 	// Keep the owner: run as root, the edited file and its backup must
 	// still belong to the user whose project it is.
-	owner := func(name string) error { return nil }
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
-		owner = func(name string) error { return os.Lchown(name, int(st.Uid), int(st.Gid)) }
-	}
+	owner := keepOwner(fi)
 	if err := owner(bak); err != nil {
 		return fmt.Errorf("back up %s: %w", e.File, err)
 	}
