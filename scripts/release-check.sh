@@ -62,6 +62,13 @@ actionlint -no-color
 goreleaser check
 
 say "snapshot build of: $targets"
+# goreleaser reads the commit only where `git ls-remote --get-url` answers;
+# a clone without a remote gets one for this process alone (no config file
+# is changed), else the snapshot would carry no commit and no commit time.
+if [ -z "$(git remote)" ]; then
+	export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url
+	export GIT_CONFIG_VALUE_0=https://github.com/preflight-sqlite/preflight.git
+fi
 [ "$targets" = all ] && targets=
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
