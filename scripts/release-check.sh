@@ -72,6 +72,16 @@ fi
 [ "$targets" = all ] && targets=
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# In a linked work tree (.git is a file) cyclonedx-gomod's git library
+# finds no HEAD: build the committed HEAD from a clone instead, and bring
+# its dist/ back.
+out=$root/dist
+if [ "$(git rev-parse --git-dir)" != "$(git rev-parse --git-common-dir)" ]; then
+	say "linked work tree: building the committed HEAD from a clone in $work/src"
+	git clone -q --no-checkout "$root" "$work/src"
+	git -C "$work/src" checkout -q --detach "$(git rev-parse HEAD)"
+	cd "$work/src"
+fi
 go run ./scripts/release-targets -targets "$targets" -dist dist <.goreleaser.yaml >"$work/snapshot.yaml"
 goreleaser release --snapshot --clean --skip=sign --config "$work/snapshot.yaml"
 scripts/release-verify.sh dist
@@ -89,3 +99,7 @@ if ! diff dist/SHA256SUMS dist-again/SHA256SUMS >&2; then
 fi
 rm -rf dist-again
 say "ok: the second build gave the same SHA256SUMS"
+if [ "$PWD" != "$root" ]; then
+	rm -rf "$out"
+	mv dist "$out"
+fi
