@@ -18,6 +18,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.1
 	github.com/sirupsen/logrus v1.10.1
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/mod v0.37.0
 	golang.org/x/sys v0.50.0
 	modernc.org/sqlite v1.55.0
 )

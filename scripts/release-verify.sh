@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Check a goreleaser dist directory (scripts/release-check.sh runs it on the
+# snapshot build; on a real release's dist it checks the same things):
+#   - SHA256SUMS lists every archive and SBOM, and each sum matches
+#   - each archive holds README.md and preflight (preflight.exe), and on
+#     Linux preflight-nocompose; each has its CycloneDX SBOM
+#     (ARCHIVE.cdx.json) naming the Go standard library it was built with
+#   - every binary is static (no ELF interpreter) and its mtime is the
+#     commit time (mod_timestamp: reproducible archives)
+#   - the host's binaries report the build's version; the image binary has
+#     no compose command
+#   - every release file name docs/install.md mentions is one this build
+#     made (with the version put in)
+# Prints each binary's size.
+#
+#   scripts/release-verify.sh [DIST]
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+dist=${1:-$root/dist}
+fail=0
+say() { echo "release-verify: $*" >&2; }
+bad() {
+	echo "release-verify: FAIL: $*" >&2
+	fail=1
+}
+
+# check_binaries: every binary of the build is static and stamped with the
+# commit time; prints the size table.
+check_binaries() {
+	local commit_time path goos target size
+	commit_time=$(git -C "$root" log -1 --format=%ct HEAD)
+	printf '%-36s %-20s %12s %9s\n' target binary bytes MiB >&2
+	while IFS=$'\t' read -r path goos target; do
+		path=$root/$path
+		size=$(stat -c %s "$path")
+		printf '%-36s %-20s %12d %9.1f\n' "$target" "$(basename "$path")" "$size" "$(echo "$size / 1048576" | bc -l)" >&2
+		[ "$(stat -c %Y "$path")" = "$commit_time" ] || bad "$path: mtime is not the commit time"
+		if [ "$goos" = linux ] && readelf -l "$path" | grep -q 'program interpreter'; then
+			bad "$path: dynamically linked"
+		fi
+	done < <(jq -r '.[] | select(.type == "Binary") | [.path, .goos, .target] | @tsv' "$dist/artifacts.json")
+}
+
+# check_host_binaries: the linux/amd64 binaries (on such a host) report the
+# version, and the image binary refuses compose.
+check_host_binaries() {
+	local dir got code=0
+	[ "$(uname -s)/$(uname -m)" = Linux/x86_64 ] || return 0
+	for dir in "$dist"/preflight_linux_amd64_v1 "$dist"/preflight-nocompose_linux_amd64_v1; do
+		[ -d "$dir" ] || {
+			bad "no $dir"
+			return
+		}
+	done
+	got=$("$dist/preflight_linux_amd64_v1/preflight" --version)
+	[ "$got" = "preflight v$version" ] || bad "preflight --version = $got, want preflight v$version"
+	got=$("$dist/preflight-nocompose_linux_amd64_v1/preflight-nocompose" --version)
+	[ "$got" = "preflight v$version" ] || bad "preflight-nocompose --version = $got, want preflight v$version"
+	"$dist/preflight-nocompose_linux_amd64_v1/preflight-nocompose" compose 2>"$dist/nocompose.err" || code=$?
+	if [ "$code" != 1 ] || ! grep -q "without compose support" "$dist/nocompose.err"; then
+		bad "preflight-nocompose compose: exit $code, $(cat "$dist/nocompose.err")"
+	fi
+	rm -f "$dist/nocompose.err"
+}
+
+# check_docs: the archive, SBOM and checksum names docs/install.md tells a
+# user to download are made by this build (${VERSION} put in). Archives of
+# targets the snapshot left out are skipped.
+check_docs() {
+	local ref file target
+	while read -r ref; do
+		file=${ref//"\${VERSION}"/$version}
+		target=${file#preflight_"$version"_}
+		target=${target%%.*}
+		case $file in
+		preflight_*) ls "$dist"/preflight_"$version"_"${target%%_*}"_* >/dev/null 2>&1 || continue ;;
+		esac
+		[ -e "$dist/$file" ] || bad "docs/install.md names $ref, the build made no $file"
+	done < <(grep -oE 'preflight_\$\{VERSION\}_[a-z0-9_]+\.(tar\.gz|zip)(\.cdx\.json)?|SHA256SUMS\b' "$root/docs/install.md" | grep -v '\.sigstore' | sort -u)
+}
+
+version=$(jq -r .version "$dist/metadata.json")
+if [ -z "$version" ] || [ "$version" = null ]; then
+	bad "no version in $dist/metadata.json"
+	exit 1
+fi
+say "version $version"
+
+(cd "$dist" && sha256sum --quiet -c SHA256SUMS) || bad "SHA256SUMS does not match"
+
+archives=()
+for a in "$dist"/*.tar.gz "$dist"/*.zip; do
+	[ -e "$a" ] && archives+=("$a")
+done
+[ ${#archives[@]} -gt 0 ] || bad "no archives in $dist"
+for a in "${archives[@]}"; do
+	name=$(basename "$a")
+	grep -q "  $name\$" "$dist/SHA256SUMS" || bad "$name: not in SHA256SUMS"
+	grep -q "  $name.cdx.json\$" "$dist/SHA256SUMS" || bad "$name.cdx.json: not in SHA256SUMS"
+	sbom=$a.cdx.json
+	if [ "$(jq -r .bomFormat "$sbom" 2>/dev/null)" != CycloneDX ]; then
+		bad "$name: no CycloneDX SBOM at $sbom"
+	elif ! jq -e '[.components[]? | select(.name == "std")] | length == 1' "$sbom" >/dev/null; then
+		bad "$name: SBOM names no Go standard library (std)"
+	fi
+	case $a in
+	*.zip) list=$(unzip -Z1 "$a") ;;
+	*) list=$(tar -tzf "$a") ;;
+	esac
+	want="README.md preflight"
+	case $name in
+	*_windows_*) want="README.md preflight.exe" ;;
+	*_linux_*) want="README.md preflight preflight-nocompose" ;;
+	esac
+	for f in $want; do
+		grep -qx "$f" <<<"$list" || bad "$name: no $f (has: ${list//$'\n'/ })"
+	done
+done
+
+check_binaries
+check_host_binaries
+check_docs
+[ "$fail" -eq 0 ] || exit 1
+say "ok: ${#archives[@]} archives"
