@@ -105,6 +105,13 @@ func checkHealth(ctx context.Context, r *Report, opts HealthOptions) {
 		// share (the wal-index would be rebuilt from this side), and for a
 		// WAL database no process was seen to have open (the open would
 		// create -wal and -shm, or rebuild a wal-index left by a crash).
+		if odd := IrregularSidecars(s.db); len(odd) > 0 {
+			// SQLite would open them: a FIFO blocks that open forever, and
+			// a symlink leads it elsewhere (sidecar-not-regular,
+			// sidecar-symlink).
+			s.db.Health.Integrity = &health.Integrity{Err: "not checked: " + strings.Join(odd, ", ") + " is not a regular file beside the database, and SQLite would open it"}
+			continue
+		}
 		idleWAL := s.db.JournalMode == sqlitefile.JournalWAL && (!s.db.WAL.Exists || !s.db.SHM.Exists || len(s.db.Writers) == 0)
 		in := health.CheckIntegrity(ctx, s.db.Path, health.Options{
 			Full:        opts.Full,
@@ -221,6 +228,8 @@ var healthRules = []rule{
 				return []string{"See hot-journal: let the next writer roll the journal back, then check again."}
 			case in.Locked:
 				return []string{"Run the check again when the other process has finished its transaction, or raise --busy-timeout."}
+			case len(IrregularSidecars(s.db)) > 0:
+				return []string{"See sidecar-not-regular and sidecar-symlink: once the -wal, -shm and -journal are regular files or absent, check again."}
 			case in.CopyFailed:
 				return []string{"Point --tmp-dir (PREFLIGHT_TMP_DIR) at a writable directory with room for the database and its -wal (the check runs on a private copy there), then check again."}
 			}

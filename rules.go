@@ -385,7 +385,7 @@ var rules = []rule{
 	{
 		Rule: Rule{"wal-reenabled", LevelError, "a database preflight converted to DELETE at an earlier start is in WAL mode again: the application turns WAL on when it opens the database"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
-			if s.db.JournalMode != sqlitefile.JournalWAL || !slices.Contains(s.opt.Converted, canonical(s.db.Path)) {
+			if s.db.JournalMode != sqlitefile.JournalWAL || !slices.Contains(s.opt.Converted, s.db.canonical()) {
 				return "", "", false
 			}
 			return fmt.Sprintf("%s was converted to journal_mode=DELETE at an earlier start and is in WAL mode again: the application sets journal_mode=WAL when it opens it (WAL is persistent once set), so every start undoes the conversion", filepath.Base(s.db.Path)), "", true
@@ -776,14 +776,16 @@ func appendMatch(out []Finding, r rule, s subject) []Finding {
 
 // canonical is a database path absolute with symlinks resolved, the form
 // WriterOptions.Converted holds (see convert.CanonicalPath).
-func canonical(p string) string {
-	if r, err := mounts.ResolvePath(p); err == nil {
-		return r
+func (db *Database) canonical() string {
+	// resolved was found within the bounded discovery: no filesystem call
+	// here, which could hang on a share that stopped answering since.
+	if db.resolved != "" {
+		return db.resolved
 	}
-	if a, err := filepath.Abs(p); err == nil {
+	if a, err := filepath.Abs(db.Path); err == nil {
 		return a
 	}
-	return filepath.Clean(p)
+	return filepath.Clean(db.Path)
 }
 
 // irregularSidecars lists db's -wal, -shm and -journal that exist but are

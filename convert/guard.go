@@ -529,6 +529,17 @@ func makeBackup(db *preflight.Database, opts Options, d *Database) error {
 			return nil
 		}
 		d.Notes = append(d.Notes, "made a new backup: the one an interrupted attempt at an earlier start made ("+dir+") is kept, but "+err.Error())
+	} else if opts.Entrypoint {
+		// A start killed outright (SIGKILL, an OOM kill) after its backup
+		// was complete left it unrecorded: adopt it when it holds the data
+		// as it is, so restarts do not pile up full copies.
+		if dir := newestBackup(db.Path, opts.BackupDir); dir != "" {
+			if b, err := reusableBackup(dir, db.Path); err == nil {
+				d.Backup = b
+				d.Notes = append(d.Notes, "reused the backup "+dir+" that an earlier start made and did not record (it was stopped before it could): it holds the database and its -wal as they are")
+				return nil
+			}
+		}
 	}
 	var walPages int64
 	if d.WAL != nil {

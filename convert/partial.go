@@ -236,3 +236,38 @@ func closeAll(files ...*os.File) {
 		}
 	}
 }
+
+// newestBackup returns the newest complete backup directory of the
+// database at path in parent (the database's directory when parent is
+// empty): named <database name>.preflight-backup-<UTC time>, a real
+// directory (not a symlink) that this process's user owns, as backup makes
+// them; "" when there is none.
+func newestBackup(path, parent string) string {
+	if parent == "" {
+		parent = filepath.Dir(path)
+	}
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return ""
+	}
+	prefix := filepath.Base(path) + sqlitefile.BackupDirMarker
+	newest := ""
+	for _, e := range ents {
+		n := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(n, prefix) || strings.HasSuffix(n, ".partial") || n <= newest {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if uid, _, ok := dirfd.Owner(fi); !ok || uid != os.Geteuid() {
+			continue
+		}
+		newest = n
+	}
+	if newest == "" {
+		return ""
+	}
+	return filepath.Join(parent, newest)
+}

@@ -553,3 +553,43 @@ func TestFIFOSidecar(t *testing.T) {
 		t.Errorf("app.db-wal is no longer the FIFO: %v %v", fi, err)
 	}
 }
+
+// A FIFO in place of the -journal of a rollback-mode database: check
+// --deep does not open the database through SQLite (whose hot-journal test
+// would block opening the FIFO forever); it says why the integrity check
+// did not run.
+func TestFIFOJournalDeep(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "j.db")
+	testdb.Make(t, db, "delete", 3)
+	if err := syscall.Mkfifo(db+"-journal", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *preflight.Report, 1)
+	go func() {
+		o := opts(db).Check
+		o.Paths = []string{dir}
+		o.Health.Deep = true
+		r, err := preflight.Check(context.Background(), o)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	var r *preflight.Report
+	select {
+	case r = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("check --deep of a database whose -journal is a FIFO did not return within 60 s")
+	}
+	if r == nil {
+		return
+	}
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.ID)
+	}
+	if !slices.Contains(ids, "sidecar-not-regular") || !slices.Contains(ids, "integrity-not-checked") {
+		t.Errorf("check --deep (j.db-journal a FIFO) findings %v, want sidecar-not-regular and integrity-not-checked", ids)
+	}
+}

@@ -315,3 +315,56 @@ func TestRunConvertInterrupted(t *testing.T) {
 		t.Errorf("state after the second start: %+v, want the conversion reusing %s", s.Conversions, c.Backup)
 	}
 }
+
+// SIGKILL once the backup is complete (an OOM kill, a short docker stop
+// grace), twice: nothing records the attempt, yet no start makes a second
+// full backup; the next start adopts the one that holds the data as it is.
+func TestRunConvertKilledAfterBackup(t *testing.T) {
+	backing, mnt := fuseData(t, "grpcfuse", false)
+	bigWAL(t, filepath.Join(backing, "s.db"), 48)
+	for i := range 2 {
+		cmd := exec.Command(bin, "run", "--data-dir", mnt, "--on-unsafe", "convert", "--", "/bin/echo", "started")
+		cmd.Env = append(os.Environ(), "PREFLIGHT_DOCKER=off")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+	wait:
+		for {
+			select {
+			case err := <-done:
+				t.Skipf("start %d ended (%v) before SIGKILL:\n%s", i+1, err, errb.String())
+			case <-time.After(time.Millisecond):
+			}
+			for _, b := range backups(t, backing) {
+				if !strings.HasSuffix(b, ".partial") {
+					cmd.Process.Kill()
+					break wait
+				}
+			}
+		}
+		<-done
+		if got := backups(t, backing); len(got) != 1 {
+			t.Fatalf("after SIGKILL %d: backups %v, want one", i+1, got)
+		}
+		if h := headerOf(t, filepath.Join(backing, "s.db")); h == "1/1" {
+			t.Skipf("start %d converted before SIGKILL", i+1)
+		}
+	}
+	out, stderr, code, _ := runBin(t, []string{"PREFLIGHT_DOCKER=off"}, "run", "--data-dir", mnt, "--on-unsafe", "convert", "--on-unsafe-fallback", "fail", "--", "/bin/echo", "started")
+	if code != 0 || out != "started\n" {
+		t.Fatalf("third start: exit %d, stdout %q\nstderr: %s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "did not record") {
+		t.Errorf("third start: stderr does not say it adopted the unrecorded backup:\n%s", stderr)
+	}
+	if got := backups(t, backing); len(got) != 1 {
+		t.Errorf("backups after three starts, two killed: %v, want one", got)
+	}
+	if h := headerOf(t, filepath.Join(backing, "s.db")); h != "1/1" {
+		t.Errorf("header after the third start %s, want 1/1", h)
+	}
+}
