@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -253,28 +251,36 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 }
 
 // swappable refuses a database reached through a directory or a symlink
-// that a user other than root and us can replace (see dirfd.Swappable):
-// SQLite would create the -journal, -wal and -shm wherever that user
-// points it, and a symlink that user planted in the data directory makes
-// this process convert (and back up) a database it alone may write. The
-// directory of path, its resolved form (SQLite resolves the symlinks of
-// the path it opens), and, for a database found through the symlink link,
-// every hop of that symlink chain are checked.
+// that a user other than root and us can replace (dirfd.Swappable,
+// dirfd.UntrustedLink): SQLite would create the -journal, -wal and -shm
+// wherever that user points it, and a symlink that user planted in the
+// data directory makes this process convert (and back up) a database it
+// alone may write. The directory of path, its resolved form (SQLite
+// resolves the symlinks of the path it opens), and every symlink on the
+// way from link (the path the database was found at, when that is a
+// symlink) are checked.
 func swappable(path, link string) []Refusal {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil
 	}
+	refuse := func(x, why string) []Refusal {
+		return []Refusal{{Reason: "swappable-dir",
+			Message: fmt.Sprintf("the database is reached through %s, and %s: SQLite opens the database and creates its -journal, -wal and -shm by path, so that user could send them elsewhere while this process writes them; nothing was changed", x, why),
+			Remedy:  []string{"convert as the user that owns the data directory (docker exec --user, su-exec, gosu), or move the database directly into the data directory"}}}
+	}
 	dirs := []string{filepath.Dir(abs)}
 	if r, err := filepath.EvalSymlinks(dirs[0]); err == nil && r != dirs[0] {
 		dirs = append(dirs, r)
 	}
-	dirs = append(dirs, linkHops(link)...)
 	for _, dir := range dirs {
 		if x, why := dirfd.Swappable(dir); x != "" {
-			return []Refusal{{Reason: "swappable-dir",
-				Message: fmt.Sprintf("the database is reached through %s, and %s: SQLite opens the database and creates its -journal, -wal and -shm by path, so that user could send them elsewhere while this process writes them; nothing was changed", x, why),
-				Remedy:  []string{"convert as the user that owns the data directory (docker exec --user, su-exec, gosu), or move the database directly into the data directory"}}}
+			return refuse(x, why)
+		}
+	}
+	if link != "" {
+		if x, why := dirfd.UntrustedLink(link); x != "" {
+			return refuse(x, why)
 		}
 	}
 	return nil
@@ -448,30 +454,6 @@ func nonEmptyPrefix(prefix, s, suffix string) string {
 		return ""
 	}
 	return prefix + s + suffix
-}
-
-// linkHops returns the symlinks followed from link to the file it names,
-// link first, each absolute (at most 40, as the kernel allows); nil for an
-// empty link.
-func linkHops(link string) []string {
-	var hops []string
-	p, err := filepath.Abs(link)
-	for i := 0; err == nil && p != "" && i < 40; i++ {
-		fi, lerr := os.Lstat(p)
-		if lerr != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			break
-		}
-		hops = append(hops, p)
-		t, rerr := os.Readlink(p)
-		if rerr != nil {
-			break
-		}
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(filepath.Dir(p), t)
-		}
-		p = t
-	}
-	return hops
 }
 
 // walLossCommand is the convert command that accepts the WAL loss of the
