@@ -1,3 +1,5 @@
+//go:build !nocompose
+
 package compose
 
 import (
@@ -14,75 +16,8 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/pmezard/go-difflib/difflib"
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
-
-// Rewrite is one proposed change: a bind mount of a data directory
-// becomes a named volume.
-type Rewrite struct {
-	Service string `json:"service"`
-	Target  string `json:"target"`
-	// File and Line are where the mount is declared; Syntax is short or
-	// long.
-	File   string `json:"file"`
-	Line   int    `json:"line"`
-	Syntax string `json:"syntax,omitempty"`
-	// From is the source as written (./data, ${DATA_DIR:-./data});
-	// Default is such a variable's default; HostPath the resolved host
-	// directory holding the data now.
-	From     string `json:"from"`
-	Default  string `json:"default,omitempty"`
-	HostPath string `json:"host_path"`
-	// Volume is the named volume's key in the compose file; VolumeName
-	// the name the engine gives it (PROJECT_KEY); VolumeFile the file
-	// whose top-level volumes: gets the entry.
-	Volume     string `json:"volume"`
-	VolumeName string `json:"volume_name"`
-	VolumeFile string `json:"volume_file"`
-	// Findings are the finding IDs that made the mount risky.
-	Findings []string `json:"findings"`
-	// Migrate are the commands, in order, that move the existing data
-	// into the volume once.
-	Migrate []string `json:"migrate,omitempty"`
-	// SameAs is set when an earlier rewrite already moves this host
-	// directory into the same volume (its migration covers this one).
-	SameAs string `json:"same_as,omitempty"`
-	// Refused says why the file is not edited automatically (the
-	// suggestion stands; edit by hand).
-	Refused string `json:"refused,omitempty"`
-	// Note says what to know before migrating: the host directory does
-	// not exist on this machine (nothing to move here).
-	Note string `json:"note,omitempty"`
-	// LeftBehind lists the mounts (SERVICE:TARGET SOURCE) of a directory
-	// inside HostPath or containing it that this rewrite does not move:
-	// after it they read or write the old directory, not the volume.
-	LeftBehind []string `json:"left_behind,omitempty"`
-}
-
-// FileEdit is one file before and after the rewrite.
-type FileEdit struct {
-	File   string `json:"file"`
-	Before []byte `json:"-"`
-	After  []byte `json:"-"`
-	// Backup is where the original was saved by a write (FILE.bak, or
-	// FILE.bak.N when that existed); empty before.
-	Backup string `json:"backup,omitempty"`
-}
-
-// Changed reports whether the edit changes the file.
-func (e FileEdit) Changed() bool { return !bytes.Equal(e.Before, e.After) }
-
-// PlanOptions configure Plan.
-type PlanOptions struct {
-	// ComposeArgs are the docker compose global flags that select this
-	// project (-f, -p, --profile, --env-file), already shell-quoted, for
-	// the printed commands.
-	ComposeArgs string
-	// MigrateImage is the image holding preflight for the one-shot
-	// migration container when the service's own image does not run
-	// preflight; default "preflight" (this repository's Dockerfile).
-	MigrateImage string
-}
 
 // splice replaces src[start:end] with text.
 type splice struct {
