@@ -173,7 +173,48 @@ type dataDir struct {
 	app        *AppRef
 }
 
+// dataDirs are a service's data directories, each path once, at the
+// highest confidence a rule gave it (the first rule to give it keeps a
+// tie).
+type dataDirs []dataDir
+
+// add adds p, an absolute container path; others are ignored.
+func (ds *dataDirs) add(p string, c Confidence, rule, why string, app *AppRef) {
+	p = strings.TrimSpace(p)
+	if p == "" || !path.IsAbs(p) {
+		return
+	}
+	p = path.Clean(p)
+	for i := range *ds {
+		if (*ds)[i].path == p {
+			if c.rank() > (*ds)[i].confidence.rank() {
+				(*ds)[i] = dataDir{p, c, rule, why, app}
+			}
+			return
+		}
+	}
+	*ds = append(*ds, dataDir{p, c, rule, why, app})
+}
+
+// analyzeService returns the mounts of service s, each data directory on
+// the deepest mount covering it (or on a TypeNone mount of its own), with
+// the facts the rules judge.
 func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols map[string]*Volume, table *mounts.Table, a *Analysis) []Mount {
+	env := serviceEnv(s)
+	dirs := declaredDirs(s, opts.DataDirs, env)
+	app, ref := catalogueDirs(s, cat, env, &dirs)
+	out := placeDirs(s, dirs, serviceMounts(s, vols, app != nil))
+	for i := range out {
+		if out[i].Type != TypeNone {
+			a.mountFacts(out, i, opts, app, ref, table)
+		}
+	}
+	return out
+}
+
+// serviceEnv returns the service's environment; a variable without a
+// value is "".
+func serviceEnv(s types.ServiceConfig) map[string]string {
 	env := map[string]string{}
 	for k, v := range s.Environment {
 		if v != nil {
@@ -182,24 +223,15 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 			env[k] = ""
 		}
 	}
-	var dirs []dataDir
-	add := func(p string, c Confidence, rule, why string, app *AppRef) {
-		p = strings.TrimSpace(p)
-		if p == "" || !path.IsAbs(p) {
-			return
-		}
-		p = path.Clean(p)
-		for i := range dirs {
-			if dirs[i].path == p {
-				if c.rank() > dirs[i].confidence.rank() {
-					dirs[i] = dataDir{p, c, rule, why, app}
-				}
-				return
-			}
-		}
-		dirs = append(dirs, dataDir{p, c, rule, why, app})
-	}
-	for _, d := range opts.DataDirs {
+	return env
+}
+
+// declaredDirs returns the data directories declared for service s: by
+// --data-dir (dataDirFlags), the io.preflight.data-dir label, a preflight
+// run --data-dir command line, or PREFLIGHT_DATA_DIR in env.
+func declaredDirs(s types.ServiceConfig, dataDirFlags []string, env map[string]string) dataDirs {
+	var dirs dataDirs
+	for _, d := range dataDirFlags {
 		svc, target, ok := strings.Cut(d, ":")
 		if !ok {
 			target, svc = d, ""
@@ -210,47 +242,60 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 		if svc == "" && !coveredBy(path.Clean(target), s.Volumes) {
 			continue
 		}
-		add(target, Declared, RuleFlag, "--data-dir "+d, nil)
+		dirs.add(target, Declared, RuleFlag, "--data-dir "+d, nil)
 	}
 	if l := s.Labels[LabelDataDir]; l != "" {
 		for _, p := range strings.Split(l, ",") {
-			add(p, Declared, RuleLabel, "label "+LabelDataDir+"="+l, nil)
+			dirs.add(p, Declared, RuleLabel, "label "+LabelDataDir+"="+l, nil)
 		}
 	}
 	for _, p := range preflightRunDirs(append(append([]string{}, s.Entrypoint...), s.Command...)) {
-		add(p, Declared, RulePreflightRun, "the service runs preflight run --data-dir "+p, nil)
+		dirs.add(p, Declared, RulePreflightRun, "the service runs preflight run --data-dir "+p, nil)
 	}
 	if v := env["PREFLIGHT_DATA_DIR"]; v != "" {
 		for _, p := range strings.Split(v, ",") {
-			add(p, Declared, RulePreflightRun, "environment PREFLIGHT_DATA_DIR="+v, nil)
+			dirs.add(p, Declared, RulePreflightRun, "environment PREFLIGHT_DATA_DIR="+v, nil)
 		}
 	}
-	var app *App
-	var ref *AppRef
-	var how string
-	if app, how = cat.MatchHow(s.Image); app != nil {
-		ref = &AppRef{Name: app.Name, Docs: app.Docs, Source: app.Source, Note: app.Note, Match: how}
-		ref.OtherEngine = app.engineSwitch(env)
-		if ref.OtherEngine == "" {
-			ds, moved := app.dataDirs(env)
-			ref.MovedBy = moved
-			is := "is"
-			if how == MatchName {
-				is = "is named"
-			}
-			for _, d := range ds {
-				why := fmt.Sprintf("image %s %s %s, which keeps SQLite in %s", s.Image, is, app.Name, d)
-				if moved != "" {
-					why += " (moved by " + moved + ")"
-				}
-				add(d, Catalogued, RuleCatalogue, why, ref)
-			}
-		}
-	}
+	return dirs
+}
 
+// catalogueDirs adds to dirs the data directories the catalogue knows for
+// the service's image (under env: moved by a setting, none when a setting
+// selects another database engine), and returns the matching entry and
+// its reference; nil and nil when the image is not in the catalogue.
+func catalogueDirs(s types.ServiceConfig, cat *Catalogue, env map[string]string, dirs *dataDirs) (*App, *AppRef) {
+	app, how := cat.MatchHow(s.Image)
+	if app == nil {
+		return nil, nil
+	}
+	ref := &AppRef{Name: app.Name, Docs: app.Docs, Source: app.Source, Note: app.Note, Match: how}
+	ref.OtherEngine = app.engineSwitch(env)
+	if ref.OtherEngine != "" {
+		return app, ref
+	}
+	ds, moved := app.dataDirs(env)
+	ref.MovedBy = moved
+	is := "is"
+	if how == MatchName {
+		is = "is named"
+	}
+	for _, d := range ds {
+		why := fmt.Sprintf("image %s %s %s, which keeps SQLite in %s", s.Image, is, app.Name, d)
+		if moved != "" {
+			why += " (moved by " + moved + ")"
+		}
+		dirs.add(d, Catalogued, RuleCatalogue, why, ref)
+	}
+	return app, ref
+}
+
+// serviceMounts returns the service's volumes (bind, volume, ...) and
+// tmpfs mounts; known says its image is in the catalogue.
+func serviceMounts(s types.ServiceConfig, vols map[string]*Volume, known bool) []Mount {
 	var out []Mount
 	for _, v := range s.Volumes {
-		m := Mount{Service: s.Name, Image: s.Image, Type: v.Type, Target: path.Clean(v.Target), ReadWrite: !v.ReadOnly, known: app != nil}
+		m := Mount{Service: s.Name, Image: s.Image, Type: v.Type, Target: path.Clean(v.Target), ReadWrite: !v.ReadOnly, known: known}
 		switch v.Type {
 		case types.VolumeTypeBind:
 			m.Source = v.Source
@@ -267,8 +312,13 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 		t, _, _ = strings.Cut(t, ":")
 		out = append(out, Mount{Service: s.Name, Image: s.Image, Type: types.VolumeTypeTmpfs, Target: path.Clean(t), ReadWrite: true})
 	}
+	return out
+}
 
-	// Each data directory belongs to the deepest mount covering it.
+// placeDirs marks the deepest mount in out covering each data directory
+// (and the mounts nested inside it, unless they hold logs or media), or
+// appends a TypeNone mount for a data directory no mount covers.
+func placeDirs(s types.ServiceConfig, dirs []dataDir, out []Mount) []Mount {
 	for _, d := range dirs {
 		best := -1
 		for i := range out {
@@ -298,64 +348,74 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 			}
 		}
 	}
+	return out
+}
 
-	for i := range out {
-		m := &out[i]
-		if m.Type == TypeNone {
-			continue
+// mountFacts states what is known of mount out[i] (not TypeNone) of a
+// service whose catalogue entry is app (ref its reference; both nil when
+// none): the SQLite files in its bind source, a well-known data target,
+// another database engine, logs or media nested in a data directory,
+// read-only, and the host filesystem of a data directory's bind source or
+// bind device.
+func (a *Analysis) mountFacts(out []Mount, i int, opts Options, app *App, ref *AppRef, table *mounts.Table) {
+	m := &out[i]
+	if m.Type == types.VolumeTypeBind && !opts.NoDisk {
+		a.readBindSource(m, opts.FSTimeout)
+	}
+	if !m.DataDir && app == nil && m.NotData == "" {
+		if why := wellKnown(m.Target); why != "" {
+			mark(m, dataDir{m.Target, Possible, RuleWellKnown, why, nil})
 		}
-		if m.Type == types.VolumeTypeBind && !opts.NoDisk {
-			if err := a.answers(m.Source, opts.FSTimeout); err != nil {
-				m.HostFSError = err.Error()
-			} else if _, err := os.Stat(m.Source); errors.Is(err, fs.ErrNotExist) {
-				m.SourceMissing = true
-			} else if dbs := sqliteFiles(m.Source); len(dbs) > 0 {
-				m.Databases = dbs
-				if !m.DataDir || m.Confidence.rank() < Found.rank() {
-					mark(m, dataDir{m.Target, Found, RuleSQLiteFiles, fmt.Sprintf("the bind source %s holds SQLite databases (%s)", m.Source, strings.Join(baseNames(dbs), ", ")), nil})
-				}
-			}
-		}
-		if !m.DataDir && app == nil && m.NotData == "" {
-			if why := wellKnown(m.Target); why != "" {
-				mark(m, dataDir{m.Target, Possible, RuleWellKnown, why, nil})
-			}
-		}
-		if app != nil && ref.OtherEngine != "" && m.App == nil && !m.DataDir {
-			for _, d := range app.DataDirs {
-				if within(d, m.Target) || within(m.Target, d) {
-					m.App = ref
-					m.NotData = fmt.Sprintf("%s uses another database engine (%s)", app.Name, ref.OtherEngine)
-				}
-			}
-		}
-		if why := logsOrMedia(m.Target); !m.DataDir && why != "" {
-			for j := range out {
-				if out[j].DataDir && out[j].Target != m.Target && within(m.Target, out[j].Target) {
-					m.NotData = fmt.Sprintf("nested inside data directory %s and holds %s", out[j].Target, why)
-				}
-			}
-		}
-		if m.DataDir && !m.ReadWrite {
-			m.NotData = "mounted read-only"
-			m.DataDir = false
-		}
-		if m.DataDir && m.Type == types.VolumeTypeBind && !opts.NoDisk && m.HostFSError == "" {
-			classifyHost(m, m.Source, table, a.HostMounts)
-		}
-		if m.DataDir && m.Volume != nil && m.Volume.BindDevice != "" && !opts.NoDisk {
-			dev := m.Volume.BindDevice
-			if !filepath.IsAbs(dev) {
-				dev = filepath.Join(a.WorkingDir, dev)
-			}
-			if err := a.answers(dev, opts.FSTimeout); err != nil {
-				m.HostFSError = err.Error()
-			} else {
-				classifyHost(m, dev, table, a.HostMounts)
+	}
+	if app != nil && ref.OtherEngine != "" && m.App == nil && !m.DataDir {
+		for _, d := range app.DataDirs {
+			if within(d, m.Target) || within(m.Target, d) {
+				m.App = ref
+				m.NotData = fmt.Sprintf("%s uses another database engine (%s)", app.Name, ref.OtherEngine)
 			}
 		}
 	}
-	return out
+	if why := logsOrMedia(m.Target); !m.DataDir && why != "" {
+		for j := range out {
+			if out[j].DataDir && out[j].Target != m.Target && within(m.Target, out[j].Target) {
+				m.NotData = fmt.Sprintf("nested inside data directory %s and holds %s", out[j].Target, why)
+			}
+		}
+	}
+	if m.DataDir && !m.ReadWrite {
+		m.NotData = "mounted read-only"
+		m.DataDir = false
+	}
+	if m.DataDir && m.Type == types.VolumeTypeBind && !opts.NoDisk && m.HostFSError == "" {
+		classifyHost(m, m.Source, table, a.HostMounts)
+	}
+	if m.DataDir && m.Volume != nil && m.Volume.BindDevice != "" && !opts.NoDisk {
+		dev := m.Volume.BindDevice
+		if !filepath.IsAbs(dev) {
+			dev = filepath.Join(a.WorkingDir, dev)
+		}
+		if err := a.answers(dev, opts.FSTimeout); err != nil {
+			m.HostFSError = err.Error()
+		} else {
+			classifyHost(m, dev, table, a.HostMounts)
+		}
+	}
+}
+
+// readBindSource reads bind mount m's source on this machine: whether it
+// answers within timeout, exists, and holds SQLite databases (which make
+// it a data directory, found).
+func (a *Analysis) readBindSource(m *Mount, timeout time.Duration) {
+	if err := a.answers(m.Source, timeout); err != nil {
+		m.HostFSError = err.Error()
+	} else if _, err := os.Stat(m.Source); errors.Is(err, fs.ErrNotExist) {
+		m.SourceMissing = true
+	} else if dbs := sqliteFiles(m.Source); len(dbs) > 0 {
+		m.Databases = dbs
+		if !m.DataDir || m.Confidence.rank() < Found.rank() {
+			mark(m, dataDir{m.Target, Found, RuleSQLiteFiles, fmt.Sprintf("the bind source %s holds SQLite databases (%s)", m.Source, strings.Join(baseNames(dbs), ", ")), nil})
+		}
+	}
 }
 
 // anyCovered reports whether another data directory of the same catalogue
