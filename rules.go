@@ -672,8 +672,8 @@ var writerRules = []rule{
 
 // init completes the one rules table, in this written order: the path
 // rules above, the health rules (health.go), the share rules
-// (rules_share.go), the writer rules.
-func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules) }
+// (rules_share.go), the writer rules, the Swarm rules (rules_swarm.go).
+func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules, swarmRules) }
 
 // anyDatabase reports whether a data directory holds a database that
 // exists (not new, not a file that is not SQLite).

@@ -189,6 +189,8 @@ type Mount struct {
 	// SharedWith lists the other service mounts (SERVICE:TARGET) that
 	// mount the same volume or bind source read-write.
 	SharedWith []string `json:"shared_with,omitempty"`
+	// Deploy is the service's deploy: section (deploy.go); nil without one.
+	Deploy *Deploy `json:"deploy,omitempty"`
 	// Declared is where the mount is written; nil for TypeNone or when it
 	// could not be found.
 	Declared *Location `json:"declared,omitempty"`
@@ -359,6 +361,7 @@ func Analyze(l *Loaded, opts Options) (*Analysis, error) {
 	a.NotJudged = notJudged(a.Mounts, opts.NoDisk)
 	a.Warnings = l.Warnings
 	shared(a.Mounts)
+	deploy(a.Mounts, p.Services)
 	if opts.Live != nil {
 		live(a.Mounts, opts.Live)
 	}
