@@ -587,7 +587,7 @@ var writerRules = []rule{
 		Rule: Rule{"multiple-writers", LevelWarn, "more than one writer besides the application: error for WAL on a cross-vm, network or fuse filesystem (corruption is happening now), warn elsewhere (the pattern behind \"database is locked\")"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			in := s.r.Docker != nil && s.r.Docker.InContainer
-			n := writerCount(s.db, in)
+			n := writerCount(s.db, in) + remoteWriters(s) // Swarm tasks on other nodes (rules_swarm.go)
 			threshold := 2
 			if s.opt.Starting {
 				threshold = 1

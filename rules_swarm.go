@@ -42,7 +42,7 @@ var swarmRules = []rule{
 			var out []string
 			for _, svc := range swarmServices(s) {
 				if len(remoteTasks(s, svc)) > 0 {
-					out = append(out, "Run one task of the services that write it: "+scaleCommand(svc))
+					out = append(out, oneTask(svc))
 				}
 			}
 			return append(out, "Keep the database on storage local to one node (a local volume, with a placement constraint pinning the service to that node); back it up to the share instead.")
@@ -65,11 +65,8 @@ var swarmRules = []rule{
 		remedy: func(s subject) []string {
 			var out []string
 			for _, svc := range swarmServices(s) {
-				switch {
-				case svc.Mode == docker.ModeGlobal:
-					out = append(out, fmt.Sprintf("Service %s is global (a task on every node): the mode cannot be updated in place; deploy it as mode: replicated with replicas: 1 (docker service rm %s, then create it again, or change deploy: in the stack file and docker stack deploy).", svc.Name, shell.Quote(svc.Name)))
-				case svc.Mode == docker.ModeReplicated && svc.Replicas > 1:
-					out = append(out, fmt.Sprintf("Run one task: docker service scale %s=1 (and replicas: 1 under deploy: in its stack file).", shell.Quote(svc.Name)))
+				if svc.Mode == docker.ModeGlobal || svc.Mode == docker.ModeReplicated && svc.Replicas > 1 {
+					out = append(out, oneTask(svc))
 				}
 			}
 			return out
@@ -200,13 +197,26 @@ func sharedClass(c mounts.Class) bool {
 	return c == mounts.ClassNetwork || c == mounts.ClassFUSE
 }
 
-// scaleCommand stops svc's tasks: to one task when our own container is
-// one of them, else to none.
-func scaleCommand(svc docker.Service) string {
-	if svc.Own {
-		return fmt.Sprintf("docker service scale %s=1", shell.Quote(svc.Name))
+// oneTask says how to leave svc one task (several replicas, global), or
+// none (one task, so a service beside the application's).
+func oneTask(svc docker.Service) string {
+	switch {
+	case svc.Mode == docker.ModeGlobal:
+		return fmt.Sprintf("Service %s runs a task on every node: deploy it as mode: replicated with replicas: 1 (docker service rm %s, then create it again, or change deploy: in the stack file and docker stack deploy).", svc.Name, shell.Quote(svc.Name))
+	case svc.Replicas > 1:
+		return fmt.Sprintf("Run one task: docker service scale %s=1 (and replicas: 1 under deploy: in its stack file).", shell.Quote(svc.Name))
 	}
-	return fmt.Sprintf("docker service scale %s=0", shell.Quote(svc.Name))
+	return fmt.Sprintf("Stop service %s, or give it data of its own: docker service scale %s=0", svc.Name, shell.Quote(svc.Name))
+}
+
+// remoteWriters counts the tasks on other nodes that write s.db's data
+// (see remoteTasks).
+func remoteWriters(s subject) int {
+	n := 0
+	for _, svc := range swarmServices(s) {
+		n += len(remoteTasks(s, svc))
+	}
+	return n
 }
 
 func nodeName(t docker.Task) string {

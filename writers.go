@@ -76,7 +76,7 @@ func (w Writer) Name() string {
 			s += ", a one-off compose run"
 		}
 		if c.SwarmService != "" {
-			s += fmt.Sprintf(", swarm service %s task %s", c.SwarmService, c.SwarmTask)
+			s += ", a task of swarm service " + c.SwarmService
 		}
 		return s + ")"
 	case "lock":

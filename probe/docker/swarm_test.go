@@ -2,120 +2,44 @@ package docker_test
 
 import (
 	"context"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/fakeengine"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 )
 
-// swarmEngine is a Docker Engine API on a unix socket that answers as a
-// 20.10 Swarm node with the captured answers in testdata/swarm (see its
-// README): info, services, tasks and nodes from those files, one local
-// volume swarm-capture-vol whose mountpoint is a real directory, and the
-// container of task swarm-capture.1 (and of .2 when both tasks are on this
-// node). denied lists paths answered 403, as a socket proxy does.
+// swarmEngine is a fake engine (internal/fakeengine) answering as the
+// Swarm node of the captured answers in testdata/swarm (see its README).
 type swarmEngine struct {
-	sock, mountpoint string
-
-	mu   sync.Mutex
-	seen []string
+	*fakeengine.Engine
+	mountpoint string
 }
 
 const (
-	task1Container = "93691b75a4a246b90caa3cbabcb536c59a1655572f85aea78b996b82e6eff85c"
-	task2Container = "2991ea129ca446974907e3a70ceba58517d265ca49dd327e0823da27ad5e65db"
+	two   = "tasks-two-nodes.json"
+	nodes = "nodes-two-nodes.json"
 )
 
 func startSwarmEngine(t *testing.T, info, services, tasks, nodes string, bothLocal bool, denied ...string) *swarmEngine {
 	t.Helper()
-	dir := t.TempDir()
-	e := &swarmEngine{sock: filepath.Join(dir, "docker.sock"), mountpoint: filepath.Join(dir, "volumes", "swarm-capture-vol", "_data")}
-	if err := os.MkdirAll(e.mountpoint, 0o755); err != nil {
+	mp := filepath.Join(t.TempDir(), "volumes", "swarm-capture-vol", "_data")
+	if err := os.MkdirAll(mp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	file := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("testdata", "swarm", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	ctr := func(id, task string) string {
-		return `{"Id":"` + id + `","Names":["/swarm-capture.` + task + `"],"Image":"swarm-capture:swarm","State":"running",` +
-			`"Labels":{"com.docker.swarm.service.name":"swarm-capture","com.docker.swarm.task.name":"swarm-capture.` + task + `"},` +
-			`"Mounts":[{"Type":"volume","Name":"swarm-capture-vol","Source":"` + e.mountpoint + `","Destination":"/data","Driver":"local","RW":true}]}`
-	}
-	list := ctr(task1Container, "1.qkzyfu9cwomdgterqyoezvhhk")
-	if bothLocal {
-		list += "," + ctr(task2Container, "2.k5qrqcvz1ygoeswclgth8t2lc")
-	}
-	answers := map[string]string{
-		"/v1.41/version":         `{"Version":"20.10.24+dfsg1","ApiVersion":"1.41","Os":"linux"}`,
-		"/v1.41/info":            file(info),
-		"/v1.41/volumes":         `{"Volumes":[{"Name":"swarm-capture-vol","Driver":"local","Mountpoint":"` + e.mountpoint + `","Scope":"local"}],"Warnings":null}`,
-		"/v1.41/containers/json": "[" + list + "]",
-		"/v1.41/services":        file(services),
-		"/v1.41/tasks":           file(tasks),
-		"/v1.41/nodes":           file(nodes),
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e.mu.Lock()
-		e.seen = append(e.seen, r.Method+" "+r.URL.Path)
-		e.mu.Unlock()
-		w.Header().Set("API-Version", "1.41")
-		switch a, ok := answers[r.URL.Path]; {
-		case r.URL.Path == "/_ping":
-			io.WriteString(w, "OK")
-		case containsString(denied, r.URL.Path):
-			w.WriteHeader(http.StatusForbidden)
-			io.WriteString(w, `{"message":"forbidden by the proxy"}`)
-		case ok:
-			io.WriteString(w, a)
-		default:
-			w.WriteHeader(http.StatusNotFound)
-			io.WriteString(w, `{"message":"not found"}`)
-		}
-	})
-	l, err := net.Listen("unix", e.sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return e
+	answers := fakeengine.SwarmAnswers(t, filepath.Join("testdata", "swarm"), mp,
+		fakeengine.SwarmCase{Info: info, Services: services, Tasks: tasks, Nodes: nodes, BothLocal: bothLocal})
+	return &swarmEngine{Engine: fakeengine.Start(t, answers, denied...), mountpoint: mp}
 }
 
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func (e *swarmEngine) asked(path string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, s := range e.seen {
-		if s == "GET "+path {
-			return true
-		}
-	}
-	return false
-}
+func (e *swarmEngine) asked(path string) bool { return e.Asked("GET", path) }
 
 func (e *swarmEngine) probe(t *testing.T) docker.Result {
 	t.Helper()
-	r := docker.Probe(context.Background(), []string{e.mountpoint}, docker.Options{Host: "unix://" + e.sock, HostPaths: true, Timeout: 10 * time.Second})
+	r := docker.Probe(context.Background(), []string{e.mountpoint}, docker.Options{Host: e.Host, HostPaths: true, Timeout: 10 * time.Second})
 	if r.Status != docker.StatusRan {
 		t.Fatalf("Probe(%s) = status %s: %s", e.mountpoint, r.Status, r.Err)
 	}
@@ -127,7 +51,7 @@ func (e *swarmEngine) probe(t *testing.T) docker.Result {
 // kernel) marked, its node's hostname, replicas 2 and start-first; the
 // task on this node is also a container writer, named by its swarm labels.
 func TestSwarmTasksOnTwoNodes(t *testing.T) {
-	e := startSwarmEngine(t, "info-manager.json", "services.json", "tasks-two-nodes.json", "nodes-two-nodes.json", false)
+	e := startSwarmEngine(t, "info-manager.json", "services.json", two, nodes, false)
 	r := e.probe(t)
 	if !r.Sure || r.Swarm == nil || r.Swarm.Role != docker.SwarmManager || !r.Swarm.ServicesVisible {
 		t.Fatalf("Probe: sure %v, swarm %s, want sure, a manager that lists services (err %q)", r.Sure, dumpJSON(r.Swarm), r.Err)
@@ -144,7 +68,7 @@ func TestSwarmTasksOnTwoNodes(t *testing.T) {
 		t.Fatalf("tasks = %s, want swarm-capture.1 and .2", dumpJSON(s.Tasks))
 	}
 	t1, t2 := s.Tasks[0], s.Tasks[1]
-	if t1.Name != "swarm-capture.1" || t1.OtherNode || t1.Node != "vm" || t1.ContainerID != task1Container || t1.State != "running" {
+	if t1.Name != "swarm-capture.1" || t1.OtherNode || t1.Node != "vm" || t1.ContainerID != fakeengine.Task1Container || t1.State != "running" {
 		t.Errorf("task 1 = %s, want swarm-capture.1 on this node (vm), running, its container", dumpJSON(t1))
 	}
 	if t2.Name != "swarm-capture.2" || !t2.OtherNode || t2.Node != "node-2" || t2.NodeID != "x2mq7d0c8z4kv1h5n3r6t9w0e" {
@@ -163,7 +87,7 @@ func TestSwarmTasksOnTwoNodes(t *testing.T) {
 // TestSwarmSharedVolume: a service mount of a local volume of type nfs
 // names storage every node reaches.
 func TestSwarmSharedVolume(t *testing.T) {
-	e := startSwarmEngine(t, "info-manager.json", "services-nfs.json", "tasks-two-nodes.json", "nodes-two-nodes.json", false)
+	e := startSwarmEngine(t, "info-manager.json", "services-nfs.json", two, nodes, false)
 	r := e.probe(t)
 	if r.Swarm == nil || len(r.Swarm.Services) != 1 || !r.Swarm.Services[0].Shared {
 		t.Fatalf("swarm = %s, want one service whose mount is shared (nfs volume options)", dumpJSON(r.Swarm))
@@ -173,7 +97,7 @@ func TestSwarmSharedVolume(t *testing.T) {
 // TestSwarmWorker: a worker has no manager API: the probe says services
 // cannot be seen and never asks for them.
 func TestSwarmWorker(t *testing.T) {
-	e := startSwarmEngine(t, "info-worker.json", "services.json", "tasks-two-nodes.json", "nodes-two-nodes.json", false)
+	e := startSwarmEngine(t, "info-worker.json", "services.json", two, nodes, false)
 	r := e.probe(t)
 	if r.Swarm == nil || r.Swarm.Role != docker.SwarmWorker || r.Swarm.ServicesVisible || len(r.Swarm.Services) != 0 {
 		t.Fatalf("swarm = %s, want role worker, services not visible, none listed", dumpJSON(r.Swarm))
@@ -182,7 +106,7 @@ func TestSwarmWorker(t *testing.T) {
 		t.Errorf("swarm node = %q, want the worker's own node id", r.Swarm.NodeID)
 	}
 	if e.asked("/v1.41/services") || e.asked("/v1.41/tasks") {
-		t.Errorf("the probe asked a worker for services or tasks: %q", e.seen)
+		t.Errorf("the probe asked a worker for services or tasks: %q", e.Seen())
 	}
 }
 
@@ -191,13 +115,13 @@ func TestSwarmWorker(t *testing.T) {
 // only loses the hostnames.
 func TestSwarmDenied(t *testing.T) {
 	for _, p := range []string{"/v1.41/services", "/v1.41/tasks"} {
-		e := startSwarmEngine(t, "info-manager.json", "services.json", "tasks-two-nodes.json", "nodes-two-nodes.json", false, p)
+		e := startSwarmEngine(t, "info-manager.json", "services.json", two, nodes, false, p)
 		r := e.probe(t)
 		if r.Sure || r.Swarm == nil || r.Swarm.ServicesVisible || !strings.Contains(r.Err, "list swarm "+strings.TrimPrefix(p, "/v1.41/")) {
 			t.Errorf("%s denied: sure %v, swarm %s, err %q; want not sure, services not visible, the error naming the list", p, r.Sure, dumpJSON(r.Swarm), r.Err)
 		}
 	}
-	e := startSwarmEngine(t, "info-manager.json", "services.json", "tasks-two-nodes.json", "nodes-two-nodes.json", false, "/v1.41/nodes")
+	e := startSwarmEngine(t, "info-manager.json", "services.json", two, nodes, false, "/v1.41/nodes")
 	r := e.probe(t)
 	if !r.Sure || r.Swarm == nil || len(r.Swarm.Services) != 1 || r.Swarm.Services[0].Tasks[1].Node != "" || !r.Swarm.Services[0].Tasks[1].OtherNode {
 		t.Errorf("/nodes denied: sure %v, swarm %s; want sure, the tasks by node id only", r.Sure, dumpJSON(r.Swarm))
