@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -23,6 +24,10 @@ type Engine struct {
 	mu   sync.Mutex
 	seen []string
 }
+
+// Endless as an answer makes that path's body a JSON array that never
+// ends (copies of one Swarm service), until the client stops reading.
+const Endless = "\x00endless"
 
 // Start serves answers (request path, such as /v1.41/info, to JSON body)
 // on a unix socket in a temporary directory until the test ends. GET
@@ -44,6 +49,8 @@ func Start(t testing.TB, answers map[string]string, denied ...string) *Engine {
 		case slices.Contains(denied, r.URL.Path):
 			w.WriteHeader(http.StatusForbidden)
 			io.WriteString(w, `{"message":"forbidden by the proxy"}`)
+		case ok && a == Endless:
+			endless(w, r)
 		case ok:
 			io.WriteString(w, a)
 		default:
@@ -59,6 +66,19 @@ func Start(t testing.TB, answers map[string]string, denied ...string) *Engine {
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	return e
+}
+
+func endless(w http.ResponseWriter, r *http.Request) {
+	item := `{"ID":"endless","Spec":{"Name":"endless","TaskTemplate":{"ContainerSpec":{"Image":"x","Mounts":[{"Type":"volume","Source":"elsewhere","Target":"/data"}]}},"Mode":{"Replicated":{"Replicas":2}}}},`
+	chunk := []byte(strings.Repeat(item, 1000))
+	if _, err := io.WriteString(w, "["); err != nil {
+		return
+	}
+	for r.Context().Err() == nil {
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+	}
 }
 
 // Asked reports whether a request with method and path was made.

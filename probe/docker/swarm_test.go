@@ -127,3 +127,24 @@ func TestSwarmDenied(t *testing.T) {
 		t.Errorf("/nodes denied: sure %v, swarm %s; want sure, the tasks by node id only", r.Sure, dumpJSON(r.Swarm))
 	}
 }
+
+// TestSwarmEndlessServices: a manager whose service list never ends costs
+// at most MaxBody of it: the answer is not sure and names the bound, and
+// the containers found still stand.
+func TestSwarmEndlessServices(t *testing.T) {
+	mp := filepath.Join(t.TempDir(), "volumes", "swarm-capture-vol", "_data")
+	if err := os.MkdirAll(mp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	answers := fakeengine.SwarmAnswers(t, filepath.Join("testdata", "swarm"), mp,
+		fakeengine.SwarmCase{Info: "info-manager.json", Services: "services.json", Tasks: two, Nodes: nodes})
+	answers["/v1.41/services"] = fakeengine.Endless
+	e := fakeengine.Start(t, answers)
+	r := docker.Probe(context.Background(), []string{mp}, docker.Options{Host: e.Host, HostPaths: true, Timeout: 20 * time.Second})
+	if r.Status != docker.StatusRan || r.Sure || !strings.Contains(r.Err, "list swarm services") || !strings.Contains(r.Err, docker.ErrBodyTooLarge.Error()) {
+		t.Fatalf("Probe(endless /services) = status %s, sure %v, err %q; want ran, not sure, naming the list and the bound", r.Status, r.Sure, r.Err)
+	}
+	if len(r.Writers) != 1 || r.Swarm == nil || r.Swarm.ServicesVisible {
+		t.Errorf("writers %d, swarm %s; want task 1's container, services not visible", len(r.Writers), dumpJSON(r.Swarm))
+	}
+}
