@@ -88,10 +88,18 @@ func TestSwarmTaskOnOtherNode(t *testing.T) {
 
 // TestSwarmLocalVolumeOtherNode: a local volume of the same name on
 // another node is that node's own directory: its task is no writer of this
-// database (no live-writer-task), but replicas 2 still is a finding.
+// database (no live-writer-task), but replicas 2 still is a finding. The
+// exited container of a task an update replaced is not a future writer:
+// Swarm never starts it again.
 func TestSwarmLocalVolumeOtherNode(t *testing.T) {
-	r, _ := swarmCheck(t, "wal", fakeengine.SwarmCase{Info: "info-manager.json", Services: "services.json", Tasks: "tasks-two-nodes.json", Nodes: "nodes-two-nodes.json"})
+	r, _ := swarmCheck(t, "wal", fakeengine.SwarmCase{Info: "info-manager.json", Services: "services.json", Tasks: "tasks-two-nodes.json", Nodes: "nodes-two-nodes.json", ExitedTask: true})
 	fs := findingsByID(r)
+	if len(r.Docker.Stopped) == 0 || r.Docker.Stopped[0].Container.SwarmService != "swarm-capture" {
+		t.Errorf("docker.stopped = %+v, want the exited task container (a fact)", r.Docker.Stopped)
+	}
+	if f, ok := fs["stopped-container-writer"]; ok {
+		t.Errorf("stopped-container-writer %+v for a finished Swarm task's container", f)
+	}
 	if f, ok := fs["live-writer-task"]; ok {
 		t.Errorf("live-writer-task %+v on a local volume: another node's volume of that name is another directory", f)
 	}

@@ -371,6 +371,9 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		containers++
 	}
 	for _, cw := range f.docker.Stopped {
+		if cw.Container.SwarmService != "" {
+			continue // a finished Swarm task's container: Swarm starts new tasks in new containers
+		}
 		if cw.Path == db.Path && (r.Container == nil || cw.Container.ID != r.Container.ID) {
 			c := cw.Container
 			db.Stopped = append(db.Stopped, Writer{Kind: "container", Container: &c, Relation: cw.Relation})

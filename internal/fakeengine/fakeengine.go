@@ -109,6 +109,9 @@ type SwarmCase struct {
 	// BothLocal lists the containers of both tasks (both on this node);
 	// otherwise only task 1's.
 	BothLocal bool
+	// ExitedTask adds the exited container of an earlier task of slot 1
+	// (what Swarm keeps of a task an update replaced).
+	ExitedTask bool
 }
 
 // SwarmAnswers builds the answers of a 20.10 engine that is the Swarm
@@ -125,14 +128,18 @@ func SwarmAnswers(t testing.TB, dir, mountpoint string, c SwarmCase) map[string]
 		}
 		return string(b)
 	}
-	ctr := func(id, task string) string {
-		return `{"Id":"` + id + `","Names":["/swarm-capture.` + task + `"],"Image":"swarm-capture:swarm","State":"running",` +
+	ctrState := func(id, task, state string) string {
+		return `{"Id":"` + id + `","Names":["/swarm-capture.` + task + `"],"Image":"swarm-capture:swarm","State":"` + state + `",` +
 			`"Labels":{"com.docker.swarm.service.name":"swarm-capture","com.docker.swarm.task.name":"swarm-capture.` + task + `"},` +
 			`"Mounts":[{"Type":"volume","Name":"swarm-capture-vol","Source":"` + mountpoint + `","Destination":"/data","Driver":"local","RW":true}]}`
 	}
+	ctr := func(id, task string) string { return ctrState(id, task, "running") }
 	list := ctr(Task1Container, "1.qkzyfu9cwomdgterqyoezvhhk")
 	if c.BothLocal {
 		list += "," + ctr(Task2Container, "2.k5qrqcvz1ygoeswclgth8t2lc")
+	}
+	if c.ExitedTask {
+		list += "," + ctrState(strings.Repeat("5e", 32), "1.oldtask0000000000000000", "exited")
 	}
 	return map[string]string{
 		"/v1.41/version":         `{"Version":"20.10.24+dfsg1","ApiVersion":"1.41","Os":"linux"}`,
