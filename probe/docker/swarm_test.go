@@ -148,3 +148,21 @@ func TestSwarmEndlessServices(t *testing.T) {
 		t.Errorf("writers %d, swarm %s; want task 1's container, services not visible", len(r.Writers), dumpJSON(r.Swarm))
 	}
 }
+
+// TestSwarmTasksOneNode: the answers as captured (both tasks on this
+// node): both tasks on this node, and both their containers writers.
+func TestSwarmTasksOneNode(t *testing.T) {
+	e := startSwarmEngine(t, "info-manager.json", "services.json", "tasks-one-node.json", nodes, true)
+	r := e.probe(t)
+	if r.Swarm == nil || len(r.Swarm.Services) != 1 || len(r.Swarm.Services[0].Tasks) != 2 {
+		t.Fatalf("swarm = %s, want swarm-capture with two tasks", dumpJSON(r.Swarm))
+	}
+	for _, tk := range r.Swarm.Services[0].Tasks {
+		if tk.OtherNode || tk.Node != "vm" {
+			t.Errorf("task %s: want on this node (vm)", dumpJSON(tk))
+		}
+	}
+	if len(r.Writers) != 2 {
+		t.Errorf("container writers = %s, want both task containers", dumpJSON(r.Writers))
+	}
+}
