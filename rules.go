@@ -587,7 +587,7 @@ var writerRules = []rule{
 		Rule: Rule{"multiple-writers", LevelWarn, "more than one writer besides the application: error for WAL on a cross-vm, network or fuse filesystem (corruption is happening now), warn elsewhere (the pattern behind \"database is locked\")"}, onDB: true,
 		match: func(s subject) (string, Level, bool) {
 			in := s.r.Docker != nil && s.r.Docker.InContainer
-			n := writerCount(s.db, in)
+			n := writerCount(s.db, in) + remoteWriters(s) // Swarm tasks on other nodes (rules_swarm.go)
 			threshold := 2
 			if s.opt.Starting {
 				threshold = 1
@@ -672,8 +672,8 @@ var writerRules = []rule{
 
 // init completes the one rules table, in this written order: the path
 // rules above, the health rules (health.go), the share rules
-// (rules_share.go), the writer rules.
-func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules) }
+// (rules_share.go), the writer rules, the Swarm rules (rules_swarm.go).
+func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules, swarmRules) }
 
 // anyDatabase reports whether a data directory holds a database that
 // exists (not new, not a file that is not SQLite).

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/locks"
@@ -57,6 +58,9 @@ type Writer struct {
 	// Container fields (Kind "container").
 	Container *docker.Container `json:"container,omitempty"`
 	Relation  string            `json:"relation,omitempty"`
+	// OwnService is true for a Swarm task's container (Kind "container")
+	// of the service our own container is a task of.
+	OwnService bool `json:"own_service,omitempty"`
 }
 
 // Name describes the writer in one phrase for messages.
@@ -70,6 +74,9 @@ func (w Writer) Name() string {
 		}
 		if c.OneOff {
 			s += ", a one-off compose run"
+		}
+		if c.SwarmService != "" {
+			s += ", a task of swarm service " + c.SwarmService
 		}
 		return s + ")"
 	case "lock":
@@ -88,6 +95,13 @@ func (w Writer) Name() string {
 // Stop is the command that stops the writer.
 func (w Writer) Stop() string {
 	switch {
+	case w.Kind == "container" && w.Container.SwarmService != "":
+		// Swarm starts a new task for one stopped with docker stop.
+		n := "0"
+		if w.OwnService {
+			n = "1"
+		}
+		return "docker service scale " + shell.Quote(w.Container.SwarmService) + "=" + n
 	case w.Kind == "container" && w.Container.ComposeService != "" && !w.Container.OneOff:
 		return w.Container.ComposeCommand() + " stop " + w.Container.ComposeService
 	case w.Kind == "container":
@@ -352,10 +366,14 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 			continue // with --container, that container is the one checked, not another writer
 		}
 		c := cw.Container
-		db.Writers = append(db.Writers, Writer{Kind: "container", Container: &c, Relation: cw.Relation})
+		own := c.SwarmService != "" && f.docker.Self != nil && f.docker.Self.SwarmService == c.SwarmService
+		db.Writers = append(db.Writers, Writer{Kind: "container", Container: &c, Relation: cw.Relation, OwnService: own})
 		containers++
 	}
 	for _, cw := range f.docker.Stopped {
+		if cw.Container.SwarmService != "" {
+			continue // a finished Swarm task's container: Swarm starts new tasks in new containers
+		}
 		if cw.Path == db.Path && (r.Container == nil || cw.Container.ID != r.Container.ID) {
 			c := cw.Container
 			db.Stopped = append(db.Stopped, Writer{Kind: "container", Container: &c, Relation: cw.Relation})

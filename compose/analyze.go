@@ -94,6 +94,7 @@ func Analyze(l *Loaded, opts Options) (*Analysis, error) {
 	a.NotJudged = notJudged(a.Mounts, opts.NoDisk)
 	a.Warnings = l.Warnings
 	shared(a.Mounts)
+	deploy(a.Mounts, p.Services)
 	if opts.Live != nil {
 		live(a.Mounts, opts.Live)
 	}

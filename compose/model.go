@@ -183,6 +183,8 @@ type Mount struct {
 	// SharedWith lists the other service mounts (SERVICE:TARGET) that
 	// mount the same volume or bind source read-write.
 	SharedWith []string `json:"shared_with,omitempty"`
+	// Deploy is the service's deploy: section (deploy.go); nil without one.
+	Deploy *Deploy `json:"deploy,omitempty"`
 	// Declared is where the mount is written; nil for TypeNone or when it
 	// could not be found.
 	Declared *Location `json:"declared,omitempty"`
@@ -345,4 +347,29 @@ type PlanOptions struct {
 	// migration container when the service's own image does not run
 	// preflight; default "preflight" (this repository's Dockerfile).
 	MigrateImage string
+}
+
+// Deploy modes and update orders in Deploy (the Compose specification's
+// deploy section, https://github.com/compose-spec/compose-spec/blob/main/deploy.md).
+const (
+	DeployReplicated = "replicated"
+	DeployGlobal     = "global"
+	OrderStopFirst   = "stop-first"
+	OrderStartFirst  = "start-first"
+)
+
+// Deploy is what a service's deploy: section (and scale:) says about how
+// many of its containers run at once: the keys docker stack deploy honours
+// on Swarm, and docker compose up for replicas.
+type Deploy struct {
+	// Mode is DeployReplicated (the default) or DeployGlobal (one task on
+	// every node of the swarm).
+	Mode string `json:"mode"`
+	// Replicas is deploy.replicas (or scale:), 1 when neither is set.
+	Replicas int `json:"replicas"`
+	// UpdateOrder and RollbackOrder are update_config.order and
+	// rollback_config.order: OrderStopFirst (the default) or
+	// OrderStartFirst (the new container starts before the old one stops).
+	UpdateOrder   string `json:"update_order"`
+	RollbackOrder string `json:"rollback_order"`
 }

@@ -204,8 +204,8 @@ type Database struct {
 
 // Refusal is one reason the guard refused a database.
 type Refusal struct {
-	// Reason is stable: writer, unlinked-sidecar, unseen-writer,
-	// unverified, litestream, wal-loss, needs-confirmation, unsafe-fs,
+	// Reason is stable: writer, writer-task (a Swarm task on another
+	// node), unlinked-sidecar, unseen-writer, unverified, litestream, wal-loss, needs-confirmation, unsafe-fs,
 	// activity, reenabled (the entrypoint policy does not convert a
 	// database again that the application switched back to WAL),
 	// failed-before (nor one whose attempt at an earlier start failed

@@ -212,6 +212,14 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 		if f.Path == db.Path && f.ID == "activity-unseen-writer" {
 			out = append(out, Refusal{Reason: "unseen-writer", Message: f.Message, Remedy: f.Remedy})
 		}
+		// Swarm: a task on another node is a writer; more tasks, or a
+		// start-first update, write beside the application later.
+		switch {
+		case f.Path == db.Path && f.ID == "live-writer-task":
+			out = append(out, Refusal{Reason: "writer-task", Message: f.Message, Remedy: f.Remedy})
+		case f.Path == db.Path && (f.ID == "replicas-on-sqlite-volume" || f.ID == "start-first-on-sqlite-volume"):
+			d.Notes = append(d.Notes, f.Message+"; "+strings.Join(f.Remedy, " "))
+		}
 	}
 	if ev := litestreamEvidence(db.Path); len(ev) > 0 {
 		out = append(out, Refusal{Reason: "litestream",
