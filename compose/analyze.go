@@ -256,6 +256,9 @@ type Analysis struct {
 	locator *locator
 	// answered caches fsbound.Responsive per bind source.
 	answered map[string]error
+	// ctx is Analyze's: when it ends, bind sources not yet asked are not
+	// waited for.
+	ctx context.Context
 }
 
 // Options configure Analyze.
@@ -289,7 +292,9 @@ type Options struct {
 // Analyze finds the mounts of every service that hold SQLite data and the
 // facts the rules judge: host filesystem, volume drivers, sharing,
 // platform, declaration positions.
-func Analyze(l *Loaded, opts Options) (*Analysis, error) {
+//
+// ctx bounds the waits for bind sources to answer (FSTimeout derives from it).
+func Analyze(ctx context.Context, l *Loaded, opts Options) (*Analysis, error) {
 	p := l.Project
 	cat := opts.Catalogue
 	if cat == nil {
@@ -297,7 +302,7 @@ func Analyze(l *Loaded, opts Options) (*Analysis, error) {
 	}
 	a := &Analysis{
 		Project: p.Name, WorkingDir: p.WorkingDir, Files: l.Files, Mounts: []Mount{}, NotJudged: []NotJudged{},
-		loaded: l, Live: opts.Live,
+		loaded: l, Live: opts.Live, ctx: ctx,
 	}
 	for _, s := range p.Services {
 		a.Profiles = append(a.Profiles, s.Profiles...)
@@ -659,7 +664,7 @@ func (a *Analysis) answers(p string, timeout time.Duration) error {
 	}
 	err, ok := a.answered[p]
 	if !ok {
-		err = fsbound.Responsive(context.Background(), p, timeout)
+		err = fsbound.Responsive(a.ctx, p, timeout)
 		a.answered[p] = err
 	}
 	return err

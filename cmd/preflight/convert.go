@@ -315,7 +315,7 @@ func (c *RunCmd) convertUnsafe(g *Globals, r *preflight.Report, opts preflight.O
 // convertedBefore returns the databases converted at an earlier start
 // (the data directories' state files), logging unreadable state files.
 func convertedBefore(g *Globals, logFormat string, paths []string) []string {
-	out, errs := convert.ConvertedBefore(paths)
+	out, errs := convert.ConvertedBefore(g.ctx, paths)
 	for _, e := range errs {
 		logLine(g.stderr, logFormat, preflight.LevelWarn, "state-unreadable", "", e.Error(), nil)
 	}
