@@ -173,7 +173,8 @@ type Database struct {
 	Error string `json:"error,omitempty"`
 	// Interrupted says the conversion failed because the context was
 	// canceled (a signal: docker stop during the start); Error then says
-	// whether the journal mode had changed.
+	// whether the journal mode had changed and, when it had (After is then
+	// set), whether its verification finished (Verified.Interrupted).
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Hints follow Error: what to do about it.
 	Hints []string `json:"hints,omitempty"`
@@ -249,6 +250,10 @@ type Verified struct {
 	Tables []TableCount `json:"tables"`
 	// Duration is the time the verification took.
 	Duration time.Duration `json:"duration_ns"`
+	// Interrupted says the context ended (a signal) during the
+	// verification: the checks above did not all run, and the database
+	// is in the new journal mode (the change came before).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Failed reports whether any database was refused or failed.

@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,6 +40,14 @@ import (
 
 // Schema names the JSON shape of Result.
 const Schema = "preflight-migrate/v1"
+
+// IncompleteMarker is the file that marks a destination whose copy is not
+// complete and verified. Run creates it in To (fsynced, with the directory)
+// before it copies anything and removes it only once the copy verified:
+// a migrate stopped by a signal, killed, or whose copy did not verify
+// leaves it there, and Run refuses a To that holds anything (it too) and
+// a From that holds it (a copy that is not one).
+const IncompleteMarker = ".preflight-migrate-incomplete"
 
 // ErrRefused is returned (wrapped) when the guard refuses: a live writer
 // (ErrInUse), a destination that is not empty (ErrNotEmpty), a source
@@ -122,6 +131,10 @@ type Result struct {
 	Refused []string `json:"refused,omitempty"`
 	// Guard is the live-writer check of From and To, when it ran.
 	Guard *preflight.Report `json:"guard,omitempty"`
+	// Incomplete is the IncompleteMarker left in To: the copy there was
+	// stopped (ctx ended: a signal) or did not verify. Empty when To holds
+	// a verified copy or nothing.
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // Run copies From to To and verifies the copy. Errors wrap ErrRefused when
@@ -129,7 +142,10 @@ type Result struct {
 // ErrNotEmpty, ErrSourceState, fsbound.ErrNoAnswer saying why), ErrVerify
 // when the copy differs; a partial copy is left in To for inspection (From
 // is never changed). To is created only once the guard let the copy run:
-// a refusal leaves no directory behind.
+// a refusal leaves no directory behind. When ctx ends (a signal) during
+// the copy, Run stops at once with an error wrapping ctx's cause, and the
+// partial copy stays in To with IncompleteMarker (res.Incomplete); any
+// other failure of the copy empties To.
 func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	res := &Result{Schema: Schema, From: opts.From, To: opts.To, Databases: []Database{}, Files: []File{}}
 	from, err := filepath.Abs(opts.From)
@@ -152,6 +168,9 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	}
 	if _, err := checkOverlap(from, to, opts.From, opts.To); err != nil {
 		return res, err
+	}
+	if _, err := os.Lstat(filepath.Join(from, IncompleteMarker)); err == nil {
+		return res, fmt.Errorf("%w: --from %s holds %s: it is a copy an interrupted migrate left unfinished, not the data; copy from the original", ErrBadInput, opts.From, IncompleteMarker)
 	}
 	root, err := openExisting(from, to, opts, res)
 	if err != nil {
@@ -221,6 +240,9 @@ func openExisting(from, to string, opts Options, res *Result) (*os.Root, error) 
 		return nil, fmt.Errorf("read %s: %w", opts.To, err)
 	}
 	why := fmt.Sprintf("--to %s is not empty (it holds %s): the copy never overwrites", opts.To, ents[0])
+	if slices.Contains(ents, IncompleteMarker) {
+		why = fmt.Sprintf("--to %s holds an incomplete copy that an earlier migrate left (it was interrupted, or its copy did not verify; %s marks it): the copy never overwrites", opts.To, IncompleteMarker)
+	}
 	res.Refused = append(res.Refused, why)
 	return nil, &refusal{ErrNotEmpty, why}
 }
@@ -291,11 +313,23 @@ func sourceState(dbs map[string]bool, res *Result) error {
 // copyAll copies every entry of from into root (the empty to) and
 // verifies the copy; see Run.
 func copyAll(ctx context.Context, opts Options, from string, dbs map[string]bool, root *os.Root, res *Result) (err error) {
+	if err := mark(root, opts.From); err != nil {
+		return err
+	}
+	res.Incomplete = filepath.Join(opts.To, IncompleteMarker)
 	// From here on the copy writes into To, which was empty: a copy that
 	// fails is removed, so a second run does not meet a half-filled To.
+	// One stopped by a signal stays, marked, so that the process ends
+	// within the stop's grace period whatever the copy's size.
 	defer func() {
-		if err != nil && !errors.Is(err, ErrVerify) {
+		switch {
+		case err == nil:
+			res.Incomplete = ""
+		case ctx.Err() != nil:
+			err = fmt.Errorf("%w: interrupted (%w)", err, context.Cause(ctx))
+		case !errors.Is(err, ErrVerify):
 			emptyDir(root)
+			res.Incomplete = ""
 		}
 	}()
 
@@ -324,7 +358,77 @@ func copyAll(ctx context.Context, opts Options, from string, dbs map[string]bool
 			return err
 		}
 	}
-	return verify(ctx, res, from, root)
+	if err := verify(ctx, res, from, root); err != nil {
+		return err
+	}
+	return unmark(root, res)
+}
+
+// mark creates IncompleteMarker in root, saying what it is, and fsyncs it
+// and root: on disk before any copied entry is.
+func mark(root *os.Root, from string) error {
+	f, err := root.OpenFile(IncompleteMarker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("mark %s incomplete: %w", root.Name(), err)
+	}
+	_, err = fmt.Fprintf(f, "preflight migrate is copying %s here, or was stopped before its copy was complete and verified: do not use this copy\n", from)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(root, ".")
+	}
+	if err != nil {
+		return fmt.Errorf("mark %s incomplete: %w", root.Name(), err)
+	}
+	return nil
+}
+
+// unmark fsyncs the copied databases (VACUUM INTO does not) and root, then
+// removes IncompleteMarker and fsyncs root again: the marker goes only once
+// the verified copy is on disk.
+func unmark(root *os.Root, res *Result) error {
+	for _, d := range res.Databases {
+		if err := syncFile(root, d.Path); err != nil {
+			return fmt.Errorf("fsync %s: %w", d.Path, err)
+		}
+	}
+	if err := syncDir(root, "."); err != nil {
+		return err
+	}
+	if err := root.Remove(IncompleteMarker); err != nil {
+		return fmt.Errorf("remove %s: %w", IncompleteMarker, err)
+	}
+	return syncDir(root, ".")
+}
+
+// syncFile fsyncs the regular file rel in root.
+func syncFile(root *os.Root, rel string) error {
+	f, err := root.Open(rel)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir fsyncs the directory rel in root.
+func syncDir(root *os.Root, rel string) error {
+	f, err := root.Open(rel)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // dirTimes is a directory copied, whose times are set once its entries are.
