@@ -85,7 +85,7 @@ func startAndSignal(t *testing.T, sig syscall.Signal, ready func() bool, args ..
 func TestConvertSIGINTDuringBackup(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "app.db")
-	bigWAL(t, db, 96)
+	bigWAL(t, db, 48)
 	sum := func() [32]byte {
 		b, err := os.ReadFile(db + "-wal")
 		if err != nil {
