@@ -54,8 +54,8 @@ func (c *ConvertCmd) Run(g *Globals) error {
 		defer stop()
 	}
 	res, err := convert.Run(g.ctx, opts)
-	if err != nil && res == nil && g.ctx.Err() != nil {
-		return fmt.Errorf("convert: interrupted (%v) while looking for writers; nothing was touched: %w", context.Cause(g.ctx), err)
+	if g.ctx.Err() != nil && (res == nil || len(res.Databases) == 0) {
+		return fmt.Errorf("convert: interrupted (%v) before any database was converted; nothing was touched", context.Cause(g.ctx))
 	}
 	if err != nil && (res == nil || g.ctx.Err() == nil) {
 		if errors.Is(err, convert.ErrBadOptions) || errors.Is(err, convert.ErrNoPaths) || errors.Is(err, preflight.ErrRelativePath) {
