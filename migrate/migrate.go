@@ -379,7 +379,7 @@ func mark(root *os.Root, from string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = syncDir(root, ".")
+		err = syncAt(root, ".")
 	}
 	if err != nil {
 		return fmt.Errorf("mark %s incomplete: %w", root.Name(), err)
@@ -392,34 +392,21 @@ func mark(root *os.Root, from string) error {
 // the verified copy is on disk.
 func unmark(root *os.Root, res *Result) error {
 	for _, d := range res.Databases {
-		if err := syncFile(root, d.Path); err != nil {
+		if err := syncAt(root, d.Path); err != nil {
 			return fmt.Errorf("fsync %s: %w", d.Path, err)
 		}
 	}
-	if err := syncDir(root, "."); err != nil {
+	if err := syncAt(root, "."); err != nil {
 		return err
 	}
 	if err := root.Remove(IncompleteMarker); err != nil {
 		return fmt.Errorf("remove %s: %w", IncompleteMarker, err)
 	}
-	return syncDir(root, ".")
+	return syncAt(root, ".")
 }
 
-// syncFile fsyncs the regular file rel in root.
-func syncFile(root *os.Root, rel string) error {
-	f, err := root.Open(rel)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// syncDir fsyncs the directory rel in root.
-func syncDir(root *os.Root, rel string) error {
+// syncAt fsyncs the file or directory rel in root.
+func syncAt(root *os.Root, rel string) error {
 	f, err := root.Open(rel)
 	if err != nil {
 		return err

@@ -311,7 +311,11 @@ func (c *RunCmd) convertUnsafe(g *Globals, r *preflight.Report, opts preflight.O
 	}
 	failed := err != nil
 	if err != nil {
-		logLine(g.stderr, c.LogFormat, lvl, "convert-failed", "", "could not convert: "+err.Error(), nil)
+		id := "convert-failed"
+		if g.ctx.Err() != nil {
+			id = "convert-interrupted" // stopped during the guard: nothing was touched
+		}
+		logLine(g.stderr, c.LogFormat, lvl, id, "", "could not convert: "+err.Error(), nil)
 	}
 	if res != nil {
 		for _, d := range res.Databases {
