@@ -468,7 +468,7 @@ func copyEntry(ctx context.Context, p, rel string, dbs map[string]bool, root *os
 		res.Skipped = append(res.Skipped, rel+" (sidecar: its content is in the database copy)")
 		return nil, nil
 	}
-	f, err := copyFile(p, root, rel, fi)
+	f, err := copyFile(ctx, p, root, rel, fi)
 	if err != nil {
 		return nil, err
 	}
@@ -631,8 +631,9 @@ func counts(ctx context.Context, c *sql.Conn) ([]TableCount, error) {
 }
 
 // copyFile copies a regular file to rel in root (O_EXCL: an entry there,
-// a symlink included, is an error) and returns its size and SHA-256.
-func copyFile(src string, root *os.Root, rel string, fi fs.FileInfo) (File, error) {
+// a symlink included, is an error) and returns its size and SHA-256. It
+// stops with ctx's error when ctx ends.
+func copyFile(ctx context.Context, src string, root *os.Root, rel string, fi fs.FileInfo) (File, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return File{}, err
@@ -643,7 +644,7 @@ func copyFile(src string, root *os.Root, rel string, fi fs.FileInfo) (File, erro
 		return File{}, fmt.Errorf("create %s: %w", filepath.Join(root.Name(), rel), err)
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), in)
+	n, err := io.Copy(io.MultiWriter(out, h), ctxReader{ctx, in})
 	if err != nil {
 		out.Close()
 		return File{}, fmt.Errorf("copy %s: %w", src, err)
@@ -658,14 +659,29 @@ func copyFile(src string, root *os.Root, rel string, fi fs.FileInfo) (File, erro
 	return File{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
-func hashFile(open func(string) (*os.File, error), p string) (int64, string, error) {
+// ctxReader is r that fails with ctx's error once ctx ended.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// hashFile returns the size and SHA-256 of the file p that open opens,
+// stopping with ctx's error when ctx ends.
+func hashFile(ctx context.Context, open func(string) (*os.File, error), p string) (int64, string, error) {
 	f, err := open(p)
 	if err != nil {
 		return 0, "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, ctxReader{ctx, f})
 	return n, hex.EncodeToString(h.Sum(nil)), err
 }
 
@@ -719,12 +735,12 @@ func verify(ctx context.Context, res *Result, from string, root *os.Root) error 
 	}
 	for i := range res.Files {
 		f := &res.Files[i]
-		n, h, err := hashFile(root.Open, f.Path)
+		n, h, err := hashFile(ctx, root.Open, f.Path)
 		if err != nil {
 			return fmt.Errorf("verify %s: %w", f.Path, err)
 		}
 		f.Verified = n == f.Size && h == f.SHA256
-		if sn, sh, err := hashFile(os.Open, filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
+		if sn, sh, err := hashFile(ctx, os.Open, filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
 			f.Verified = false
 		}
 		if !f.Verified {
