@@ -24,7 +24,9 @@ import (
 // Analyze finds the mounts of every service that hold SQLite data and the
 // facts the rules judge: host filesystem, volume drivers, sharing,
 // platform, declaration positions.
-func Analyze(l *Loaded, opts Options) (*Analysis, error) {
+//
+// ctx bounds the waits for bind sources to answer (FSTimeout derives from it).
+func Analyze(ctx context.Context, l *Loaded, opts Options) (*Analysis, error) {
 	p := l.Project
 	cat := opts.Catalogue
 	if cat == nil {
@@ -32,7 +34,7 @@ func Analyze(l *Loaded, opts Options) (*Analysis, error) {
 	}
 	a := &Analysis{
 		Project: p.Name, WorkingDir: p.WorkingDir, Files: l.Files, Mounts: []Mount{}, NotJudged: []NotJudged{},
-		loaded: l, Live: opts.Live,
+		loaded: l, Live: opts.Live, ctx: ctx,
 	}
 	for _, s := range p.Services {
 		a.Profiles = append(a.Profiles, s.Profiles...)
@@ -455,7 +457,7 @@ func (a *Analysis) answers(p string, timeout time.Duration) error {
 	}
 	err, ok := a.answered[p]
 	if !ok {
-		err = fsbound.Responsive(context.Background(), p, timeout)
+		err = fsbound.Responsive(a.ctx, p, timeout)
 		a.answered[p] = err
 	}
 	return err

@@ -24,7 +24,7 @@ func rewriteAll(t testing.TB, dir string, src []byte) (*compose.Analysis, []comp
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := compose.Analyze(l, compose.Options{Platform: compose.PlatformDesktop, NoDisk: true})
+	a, err := compose.Analyze(context.Background(), l, compose.Options{Platform: compose.PlatformDesktop, NoDisk: true})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ package compose
 
 import (
 	"bytes"
+	"context"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/probe/docker"
@@ -252,6 +253,9 @@ type Analysis struct {
 	locator *locator
 	// answered caches fsbound.Responsive per bind source.
 	answered map[string]error
+	// ctx is Analyze's: when it ends, bind sources not yet asked are not
+	// waited for.
+	ctx context.Context
 }
 
 // Options configure Analyze.

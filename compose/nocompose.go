@@ -28,7 +28,7 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 }
 
 // Analyze returns ErrNotBuilt.
-func Analyze(l *Loaded, opts Options) (*Analysis, error) {
+func Analyze(_ context.Context, l *Loaded, opts Options) (*Analysis, error) {
 	return nil, ErrNotBuilt
 }
 
