@@ -27,6 +27,11 @@ dir=$tools/kube-$KUBE_VERSION
 
 say() { echo "kube-tools: $*" >&2; }
 
+grep -q "k8s.io/kubernetes $KUBE_VERSION\$" "$root/tools/kube/go.mod" || {
+	say "tools/kube/go.mod does not require k8s.io/kubernetes $KUBE_VERSION: change both together"
+	exit 1
+}
+
 cached() { [ -x "$dir/kube-apiserver" ] && [ -x "$dir/etcd" ]; }
 
 if ! cached; then
@@ -42,7 +47,11 @@ if ! cached; then
 			cd "$root/tools/kube"
 			export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
 			go build -trimpath -o "$dir.partial/etcd" ./etcd
-			go build -trimpath -o "$dir.partial/kube-apiserver" ./kube-apiserver
+			# Stamp the version as the release build does (else /version
+			# and --version say v0.0.0-master).
+			v=k8s.io/component-base/version
+			go build -trimpath -ldflags "-X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=37 -X $v.gitTreeState=clean" \
+				-o "$dir.partial/kube-apiserver" ./kube-apiserver
 		)
 		rm -rf "$dir"
 		mv "$dir.partial" "$dir"
@@ -50,5 +59,5 @@ if ! cached; then
 	fi
 fi
 "$dir/kube-apiserver" --version >&2
-"$dir/etcd" --version | head -1 >&2
+"$dir/etcd" --version | sed -n 1p >&2
 echo "$dir"
