@@ -288,6 +288,16 @@ func TestClientFiles(t *testing.T) {
 	// the discovery document is open to every authenticated user.
 	b, _ := os.ReadFile(filepath.Join(sa, "token"))
 	request(t, c.URL, c.CAPEM, string(b), "/api/v1")
+
+	env := c.InClusterEnv()
+	if len(env) != 2 || c.URL != "https://"+strings.TrimPrefix(env[0], "KUBERNETES_SERVICE_HOST=")+":"+strings.TrimPrefix(env[1], "KUBERNETES_SERVICE_PORT=") {
+		t.Errorf("InClusterEnv() = %v, does not name %s", env, c.URL)
+	}
+	c.Stop()
+	var apiErr *kubetest.APIError
+	if err := c.Get("/api/v1", c.AdminToken, nil); err == nil || errors.As(err, &apiErr) {
+		t.Errorf("Get after Stop: %v, want a connection error", err)
+	}
 }
 
 // readKubeconfig returns the server, CA and token of the current context.
