@@ -179,6 +179,7 @@ subjects:
 	if !errors.As(err, &apiErr) {
 		t.Fatalf("list pods with the reader's token: err = %v, want an *APIError", err)
 	}
+	t.Logf("list pods with the reader's token: %v", apiErr)
 	if apiErr.Code != http.StatusForbidden || apiErr.Reason != "Forbidden" {
 		t.Errorf("list pods: %d %s, want 403 Forbidden", apiErr.Code, apiErr.Reason)
 	}
