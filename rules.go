@@ -39,6 +39,9 @@ func (s subject) class() mounts.Class {
 	if s.db != nil && s.db.Mount != nil && riskier(s.db.Mount.Class, c) {
 		c = s.db.Mount.Class
 	}
+	if k, ok := kubeClass(s); ok && riskier(k, c) {
+		c = k // the PV or StorageClass says riskier than the mount table
+	}
 	return c
 }
 
@@ -672,8 +675,8 @@ var writerRules = []rule{
 
 // init completes the one rules table, in this written order: the path
 // rules above, the health rules (health.go), the share rules
-// (rules_share.go), the writer rules.
-func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules) }
+// (rules_share.go), the writer rules, the Kubernetes rules (rules_kube.go).
+func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules, kubeRules) }
 
 // anyDatabase reports whether a data directory holds a database that
 // exists (not new, not a file that is not SQLite).
