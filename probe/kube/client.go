@@ -71,7 +71,7 @@ type client struct {
 	tokenFile string
 	mu        sync.Mutex
 	token     string
-	tokenMod  time.Time
+	tokenFI   os.FileInfo
 }
 
 // newClient builds the client for cfg; perRequest bounds each request
@@ -108,8 +108,9 @@ func newClient(cfg *Config, perRequest time.Duration) (*client, error) {
 
 func (c *client) close() { c.http.CloseIdleConnections() }
 
-// bearer returns the token, re-reading TokenFile when its modification
-// time changed (the kubelet rotates projected tokens in place).
+// bearer returns the token, re-reading TokenFile when it is another file
+// or its modification time changed (the kubelet rotates projected tokens
+// by swapping the ..data symlink to a new directory).
 func (c *client) bearer() (string, error) {
 	if c.tokenFile == "" {
 		return c.token, nil
@@ -120,14 +121,14 @@ func (c *client) bearer() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read token: %w", err)
 	}
-	if c.token != "" && fi.ModTime().Equal(c.tokenMod) {
+	if c.tokenFI != nil && os.SameFile(fi, c.tokenFI) && fi.ModTime().Equal(c.tokenFI.ModTime()) {
 		return c.token, nil
 	}
 	b, err := readBounded(c.tokenFile, 64<<10)
 	if err != nil {
 		return "", fmt.Errorf("read token: %w", err)
 	}
-	c.token, c.tokenMod = strings.TrimSpace(string(b)), fi.ModTime()
+	c.token, c.tokenFI = strings.TrimSpace(string(b)), fi
 	return c.token, nil
 }
 
