@@ -3,6 +3,7 @@ package preflight_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -218,6 +219,29 @@ subjects: [{kind: ServiceAccount, name: probe, namespace: rbac}]
 		db := r.DataDirs[0].Databases[0]
 		if db.WriterProbes.Sure || !strings.Contains(strings.Join(db.WriterProbes.Blind, "; "), "pods: ") {
 			t.Errorf("writer_probes = %+v, want not sure, pods named blind", db.WriterProbes)
+		}
+	})
+	t.Run("example-rbac", func(t *testing.T) {
+		dir := t.TempDir()
+		testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 3)
+		for _, f := range []string{"rbac.yaml", "rbac-cluster.yaml"} {
+			b, err := os.ReadFile(filepath.Join("examples", "kubernetes", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustApply(t, c, "apiVersion: v1\nkind: Namespace\nmetadata: {name: app}\n---\n"+string(b))
+		}
+		mustApply(t, c, kubeNFSClaim("app", "app-pv", "data", "/export/app", false)+"---\n"+kubePod("app", "me", "node-a", "data", dir, ""), "app/me")
+		tok, err := c.Token("app", "sqlite-app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := kubeCheck(t, c, dir, "app/me", tok)
+		if r.Kube == nil || r.Kube.Status != kube.StatusRan || !r.Kube.Sure || len(r.Kube.Denied) > 0 {
+			t.Fatalf("with examples/kubernetes RBAC: kube = %+v, want ran, sure, nothing denied", r.Kube)
+		}
+		if p := r.Kube.Paths[0]; p.PV != "app-pv" || p.Storage.Class != "network" {
+			t.Errorf("path %+v, want PV app-pv, class network", p)
 		}
 	})
 }
