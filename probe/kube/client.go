@@ -90,7 +90,7 @@ func newClient(cfg *Config, perRequest time.Duration) (*client, error) {
 		tc.RootCAs = pool
 	}
 	if len(cfg.CertData) > 0 {
-		cert, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
+		cert, err := clientCertificate(cfg.CertData, cfg.KeyData)
 		if err != nil {
 			return nil, fmt.Errorf("read client certificate: %w", err)
 		}
@@ -100,7 +100,7 @@ func newClient(cfg *Config, perRequest time.Duration) (*client, error) {
 	tr := &http.Transport{
 		DialContext: d.DialContext, TLSClientConfig: tc, TLSHandshakeTimeout: perRequest,
 		ResponseHeaderTimeout: perRequest, MaxIdleConns: 2, IdleConnTimeout: 5 * time.Second,
-		ForceAttemptHTTP2: true, Proxy: nil,
+		Proxy: nil,
 	}
 	return &client{server: u, http: &http.Client{Transport: tr, Timeout: perRequest},
 		tokenFile: cfg.TokenFile, token: cfg.Token}, nil
