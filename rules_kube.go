@@ -101,6 +101,11 @@ var kubeRules = []rule{
 			required := s.opt.Kube.Mode == kube.ModeRequired
 			switch k.Status {
 			case kube.StatusUnreachable, kube.StatusTimeout, kube.StatusFailed:
+			case kube.StatusDenied:
+				if len(k.Denied) > 0 {
+					return "", "", false // kube-permission-denied names them
+				}
+				// 401: the token was refused (expired, revoked)
 			case kube.StatusNoPod:
 				if !required && k.Config != nil && k.Config.Source != "in-cluster" {
 					return "", "", false // a kubeconfig outside a pod, no --pod: nothing to ask about
