@@ -115,6 +115,9 @@ func TestKubeWriterPods(t *testing.T) {
 		if w := finding(r, "wal-on-network-fs"); w == nil {
 			t.Errorf("no wal-on-network-fs: the PV's NFS class must win over the mount table's local (findings %s)", ids(r))
 		}
+		if r.FSClass != "network" || r.JournalMode != "delete" {
+			t.Errorf("fs_class %s, recommended journal mode %s; want network, delete (the PV is NFS)", r.FSClass, r.JournalMode)
+		}
 		if r.Verdict != preflight.VerdictUnsafe {
 			t.Errorf("verdict %s, want unsafe", r.Verdict)
 		}

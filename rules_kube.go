@@ -283,3 +283,17 @@ func podStop(w *kube.Writer) string {
 	}
 	return fmt.Sprintf("stop %s %s, then kubectl -n %s delete pod %s", w.OwnerKind, w.OwnerName, ns, shell.Quote(w.Name))
 }
+
+// kubeWorst is c, or the class the Kubernetes objects give a checked path
+// when that is riskier (unknown drivers excepted, as in kubeClass).
+func kubeWorst(r *Report, c mounts.Class) mounts.Class {
+	if r.Kube == nil {
+		return c
+	}
+	for _, p := range r.Kube.Paths {
+		if k := p.Storage.Class; k != "" && k != mounts.ClassUnknown && riskier(k, c) {
+			c = k
+		}
+	}
+	return c
+}
