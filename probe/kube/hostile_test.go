@@ -202,6 +202,10 @@ func TestNotInCluster(t *testing.T) {
 	if res.Status != kube.StatusNotInCluster {
 		t.Errorf("Probe(no env, no kubeconfig) = %s, want not-in-cluster", res.Status)
 	}
+	res = kube.Probe(context.Background(), []string{"/data"}, kube.Options{Mode: kube.ModeRequired, Env: func(string) string { return "" }})
+	if res.Status != kube.StatusFailed || res.Sure {
+		t.Errorf("Probe(required, no env, no kubeconfig) = %s, want failed", res.Status)
+	}
 }
 
 func TestInCluster(t *testing.T) {
