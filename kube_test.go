@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/convert"
 	"github.com/preflight-sqlite/preflight/internal/kubetest"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 	"github.com/preflight-sqlite/preflight/probe/docker"
@@ -123,6 +124,40 @@ func TestKubeWriterPods(t *testing.T) {
 		}
 		if db := r.DataDirs[0].Databases[0]; db.WriterProbes.Kube != "ran" {
 			t.Errorf("writer_probes.kube = %q, want ran", db.WriterProbes.Kube)
+		}
+	})
+	t.Run("convert-refuses", func(t *testing.T) {
+		dir := t.TempDir()
+		db := filepath.Join(dir, "app.db")
+		testdb.Make(t, db, "wal", 3)
+		mustApply(t, c, kubeNFSClaim("conv", "conv-pv", "data", "/export/conv", true)+"---\n"+
+			kubePod("conv", "me", "node-a", "data", dir, "")+"---\n"+kubePod("conv", "other", "node-b", "data", dir, ""),
+			"conv/me", "conv/other")
+		kc := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := c.WriteKubeconfig(kc, c.AdminToken); err != nil {
+			t.Fatal(err)
+		}
+		before, err := os.ReadFile(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := convert.Run(context.Background(), convert.Options{Paths: []string{dir}, Confirmed: true, AllowUnverified: true,
+			Check: preflight.Options{Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff},
+				Kube: kube.Options{Kubeconfig: kc, Pod: "conv/me", Timeout: 10 * time.Second}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := res.Databases[0]
+		var msgs []string
+		for _, r := range d.Refusals {
+			msgs = append(msgs, r.Message+" | "+strings.Join(r.Remedy, " "))
+		}
+		all := strings.Join(msgs, "; ")
+		if d.Status != convert.StatusRefused || !strings.Contains(all, "pod conv/other (node node-b, another node, Running) mounts the database's storage read-write (same claim data)") || !strings.Contains(all, "kubectl -n conv delete pod other") {
+			t.Fatalf("convert = %s, refusals %q; want refused naming pod conv/other and kubectl delete pod", d.Status, all)
+		}
+		if after, _ := os.ReadFile(db); string(after) != string(before) {
+			t.Errorf("convert changed %s while refusing", db)
 		}
 	})
 	t.Run("same-export-other-pv", func(t *testing.T) {
