@@ -113,7 +113,7 @@ func TestKubeWriterPods(t *testing.T) {
 		if !strings.Contains(strings.Join(f.Remedy, " "), "kubectl -n two delete pod other") {
 			t.Errorf("live-writer-pod remedy %q, want kubectl delete pod", f.Remedy)
 		}
-		if w := finding(r, "wal-on-network-fs"); w == nil {
+		if w := finding(r, "wal-on-network-fs"); w == nil || !strings.Contains(w.Message, "PV two-pv of claim data: nfs 10.0.0.5:/export/two, network; the mount table says") {
 			t.Errorf("no wal-on-network-fs: the PV's NFS class must win over the mount table's local (findings %s)", ids(r))
 		}
 		if r.FSClass != "network" || r.JournalMode != "delete" {

@@ -297,3 +297,29 @@ func kubeWorst(r *Report, c mounts.Class) mounts.Class {
 	}
 	return c
 }
+
+// kubeReason says which Kubernetes object gave the subject its class, when
+// that class is riskier than the mount table's ("PV data-pv: nfs
+// 10.0.0.5:/export, claim data; the mount table says ext4 /dev/sda1").
+func kubeReason(s subject) (string, bool) {
+	k, ok := kubeClass(s)
+	m := s.mount()
+	if !ok || m == nil || !riskier(k, m.Class) {
+		return "", false
+	}
+	pp := kubePath(s)
+	what := pp.Storage.Source
+	switch {
+	case pp.Storage.NFSServer != "":
+		what += " " + pp.Storage.NFSServer + ":" + pp.Storage.NFSPath
+	case pp.Storage.Driver != "":
+		what += " driver " + pp.Storage.Driver
+	}
+	obj := "volume " + pp.Volume
+	if pp.PV != "" {
+		obj = "PV " + pp.PV + " of claim " + pp.Claim
+	} else if pp.Claim != "" {
+		obj = "claim " + pp.Claim
+	}
+	return fmt.Sprintf("%s: %s, %s; the mount table says %s", obj, strings.TrimSpace(what), k, m.Reason), true
+}
