@@ -228,6 +228,12 @@ func TestInCluster(t *testing.T) {
 	if p := res.Paths[0]; p.Claim != "data" || len(p.Containers) != 1 || p.Containers[0] != "app" {
 		t.Errorf("Probe(in-cluster) path = %+v, want claim data in container app", p)
 	}
+	delete(env, "POD_NAME")
+	opts.Hostname = func() (string, error) { return "me", nil }
+	res = kube.Probe(context.Background(), []string{"/data"}, opts)
+	if res.Status != kube.StatusRan || res.Pod == nil || res.Pod.How != "hostname" {
+		t.Errorf("Probe(in-cluster, no POD_NAME) = %s %q pod %+v, want ran, pod found by the hostname in the namespace file's namespace", res.Status, res.Err, res.Pod)
+	}
 }
 
 // TestKubeletPathInMountTable: a data path that no volumeMount names (the
