@@ -32,7 +32,7 @@ func (p *prober) mapPath(ctx context.Context, pod *kubeapi.Pod, dp string) Path 
 			if dir, uid, name, ok := kubeletVolume(m.Root); ok && uid == pod.Metadata.UID {
 				out.KubeletPath = dir
 				if best == nil {
-					out.Volume = volumeForKubeletName(pod, name, p, ctx)
+					out.Volume = p.volumeForKubeletName(ctx, pod, name)
 				}
 			}
 		}
@@ -85,7 +85,7 @@ func slicesHasPrefixMount(m kubeapi.VolumeMount, cands []string) bool {
 // volumeForKubeletName maps a kubelet volume directory name to the pod
 // volume: the volume of that name (inline volumes), else the claim volume
 // whose PV has that name.
-func volumeForKubeletName(pod *kubeapi.Pod, name string, p *prober, ctx context.Context) string {
+func (p *prober) volumeForKubeletName(ctx context.Context, pod *kubeapi.Pod, name string) string {
 	for _, v := range pod.Spec.Volumes {
 		if v.Name == name {
 			return v.Name
@@ -95,7 +95,12 @@ func volumeForKubeletName(pod *kubeapi.Pod, name string, p *prober, ctx context.
 		if claim := claimName(pod, &v); claim != "" {
 			var pvc kubeapi.PersistentVolumeClaim
 			ns := pod.Metadata.Namespace
-			if err := p.c.get(ctx, "/api/v1/namespaces/"+esc(ns)+"/persistentvolumeclaims/"+esc(claim), nil, &pvc, "get", "persistentvolumeclaims", ns, claim); err == nil && pvc.Spec.VolumeName == name {
+			err := p.c.get(ctx, "/api/v1/namespaces/"+esc(ns)+"/persistentvolumeclaims/"+esc(claim), nil, &pvc, "get", "persistentvolumeclaims", ns, claim)
+			if err != nil {
+				p.fail(err) // the volume may be this claim's: not sure
+				continue
+			}
+			if pvc.Spec.VolumeName == name {
 				return v.Name
 			}
 		}
@@ -156,15 +161,15 @@ func (p *prober) resolveVolume(ctx context.Context, pod *kubeapi.Pod, out *Path)
 	}
 	if out.PV != "" {
 		var pv kubeapi.PersistentVolume
-		if err := p.c.get(ctx, "/api/v1/persistentvolumes/"+esc(out.PV), nil, &pv, "get", "persistentvolumes", "", out.PV); err == nil {
+		err := p.c.get(ctx, "/api/v1/persistentvolumes/"+esc(out.PV), nil, &pv, "get", "persistentvolumes", "", out.PV)
+		if err == nil {
 			out.Storage = kubeapi.ClassifyPV(&pv)
 			if out.StorageClass == "" {
 				out.StorageClass = pv.Spec.StorageClassName
 			}
 			return
-		} else {
-			p.fail(err)
 		}
+		p.fail(err)
 	}
 	if out.StorageClass != "" {
 		var sc kubeapi.StorageClass
