@@ -73,6 +73,7 @@ type prober struct {
 	res    Result
 	owners map[string]*Pod // "ns/Kind/name" -> resolved owner
 	nfail  int             // requests failed so far
+	rs     map[string]*kubeapi.ReplicaSet
 }
 
 // fail records err: a denial in Denied (status denied unless worse), a
@@ -207,9 +208,8 @@ func (p *prober) replicaSetOwner(ctx context.Context, ns, name string) *Pod {
 	if o, ok := p.owners[key]; ok {
 		return o
 	}
-	var rs kubeapi.ReplicaSet
 	var o *Pod
-	if err := p.c.get(ctx, "/apis/apps/v1/namespaces/"+esc(ns)+"/replicasets/"+esc(name), nil, &rs, "get", "replicasets.apps", ns, name); err != nil {
+	if rs, err := p.replicaSet(ctx, ns, name); err != nil {
 		p.fail(err)
 	} else if ref, ok := rs.Metadata.ControllerRef(); ok {
 		o = &Pod{OwnerKind: ref.Kind, OwnerName: ref.Name}
@@ -237,4 +237,22 @@ func kubeletVolume(root string) (dir, uid, name string, ok bool) {
 func within(p, dir string) bool {
 	dir = path.Clean(dir)
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// replicaSet gets a ReplicaSet once per call (our pod's owner is asked for
+// both its name and its replicas).
+func (p *prober) replicaSet(ctx context.Context, ns, name string) (*kubeapi.ReplicaSet, error) {
+	key := ns + "/" + name
+	if rs, ok := p.rs[key]; ok {
+		return rs, nil
+	}
+	var rs kubeapi.ReplicaSet
+	if err := p.c.get(ctx, "/apis/apps/v1/namespaces/"+esc(ns)+"/replicasets/"+esc(name), nil, &rs, "get", "replicasets.apps", ns, name); err != nil {
+		return nil, err
+	}
+	if p.rs == nil {
+		p.rs = map[string]*kubeapi.ReplicaSet{}
+	}
+	p.rs[key] = &rs
+	return &rs, nil
 }

@@ -22,9 +22,11 @@ func (p *prober) ownerOf(ctx context.Context, pod *kubeapi.Pod) *Owner {
 	o := &Owner{Kind: ref.Kind, Name: ref.Name, Replicas: -1}
 	switch ref.Kind {
 	case "ReplicaSet":
-		var rs kubeapi.ReplicaSet
-		if err := p.c.get(ctx, "/apis/apps/v1/namespaces/"+esc(ns)+"/replicasets/"+esc(ref.Name), nil, &rs, "get", "replicasets.apps", ns, ref.Name); err != nil {
-			p.fail(err)
+		rs, err := p.replicaSet(ctx, ns, ref.Name)
+		if err != nil {
+			if _, seen := p.owners[ns+"/ReplicaSet/"+ref.Name]; !seen {
+				p.fail(err)
+			}
 			return o
 		}
 		o.Replicas = kubeapi.ReplicaCount(rs.Spec.Replicas)
