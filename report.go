@@ -5,6 +5,7 @@ import (
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/health"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -211,6 +212,9 @@ type Report struct {
 	// Docker is the Docker probe's result: endpoint, status, our own
 	// container, where each data path lives.
 	Docker *docker.Result `json:"docker,omitempty"`
+	// Kube is the Kubernetes probe's result: our pod, the storage behind
+	// each data path, other pods mounting it; nil outside a cluster.
+	Kube *kube.Result `json:"kube,omitempty"`
 	// Container is the --container whose paths were checked.
 	Container *docker.Container `json:"container,omitempty"`
 	DataDirs  []DataDir         `json:"data_dirs"`

@@ -39,6 +39,9 @@ func (s subject) class() mounts.Class {
 	if s.db != nil && s.db.Mount != nil && riskier(s.db.Mount.Class, c) {
 		c = s.db.Mount.Class
 	}
+	if k, ok := kubeClass(s); ok && riskier(k, c) {
+		c = k // the PV or StorageClass says riskier than the mount table
+	}
 	return c
 }
 
@@ -169,8 +172,12 @@ func walOn(class mounts.Class, what string) func(s subject) (string, Level, bool
 		if class == mounts.ClassFUSE && !m.KnownLosses {
 			lvl = LevelWarn
 		}
+		reason := m.Reason
+		if k, ok := kubeReason(s); ok {
+			reason = k // the PV, not the mount table, made it this class
+		}
 		return fmt.Sprintf("%s is in WAL mode on %s (%s); WAL needs POSIX locks and a shared-memory index (-shm) that every process sees, so two writers can interleave WAL frames and the database later fails with \"database disk image is malformed\"",
-			filepath.Base(s.db.Path), what, m.Reason), lvl, true
+			filepath.Base(s.db.Path), what, reason), lvl, true
 	}
 }
 
@@ -672,8 +679,11 @@ var writerRules = []rule{
 
 // init completes the one rules table, in this written order: the path
 // rules above, the health rules (health.go), the share rules
-// (rules_share.go), the writer rules, the Swarm rules (rules_swarm.go).
-func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules, swarmRules) }
+// (rules_share.go), the writer rules, the Swarm rules (rules_swarm.go), the
+// Kubernetes rules (rules_kube.go).
+func init() {
+	rules = slices.Concat(rules, healthRules, shareRules, writerRules, swarmRules, kubeRules)
+}
 
 // anyDatabase reports whether a data directory holds a database that
 // exists (not new, not a file that is not SQLite).
