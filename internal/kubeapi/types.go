@@ -24,10 +24,13 @@ type TypeMeta struct {
 
 // ObjectMeta is the part of metadata preflight reads.
 type ObjectMeta struct {
-	Name            string            `json:"name,omitempty"`
-	Namespace       string            `json:"namespace,omitempty"`
-	UID             string            `json:"uid,omitempty"`
-	Labels          map[string]string `json:"labels,omitempty"`
+	Name      string            `json:"name,omitempty"`
+	Namespace string            `json:"namespace,omitempty"`
+	UID       string            `json:"uid,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	// Annotations: preflight kube reads a StorageClass's
+	// storageclass.kubernetes.io/is-default-class.
+	Annotations     map[string]string `json:"annotations,omitempty"`
 	OwnerReferences []OwnerReference  `json:"ownerReferences,omitempty"`
 }
 
