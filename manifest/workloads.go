@@ -2,8 +2,10 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
+	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/internal/kubeapi"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
@@ -44,6 +46,7 @@ func (st *store) addWorkload(a *Analysis, i int) error {
 		for _, t := range s.Spec.VolumeClaimTemplates {
 			at := o.At
 			a.Claims = append(a.Claims, claimOf(t.Metadata.Name, o.Namespace, t.Spec, &at, w.Key(), i))
+			spec.Volumes = templateVolume(spec.Volumes, t.Metadata.Name)
 		}
 	case KindDaemonSet:
 		d, err := decode[kubeapi.DaemonSet](o)
@@ -78,6 +81,14 @@ func (st *store) addWorkload(a *Analysis, i int) error {
 	a.Workloads = append(a.Workloads, w)
 	st.templates = append(st.templates, podTemplate{index: len(a.Workloads) - 1, spec: spec})
 	return nil
+}
+
+// templateVolume gives a StatefulSet's pod spec the volume its
+// volumeClaimTemplate name makes (the containers mount it by that name),
+// in place of a pod volume of the same name, which the template overrides.
+func templateVolume(vols []kubeapi.Volume, name string) []kubeapi.Volume {
+	out := slices.DeleteFunc(slices.Clone(vols), func(v kubeapi.Volume) bool { return v.Name == name })
+	return append(out, kubeapi.Volume{Name: name, PersistentVolumeClaim: &kubeapi.PersistentVolumeClaimSource{ClaimName: name}})
 }
 
 func intOrString(v kubeapi.IntOrString) string {
@@ -135,9 +146,9 @@ func (a *Analysis) catalogued(opts Options, c kubeapi.Container, vm kubeapi.Volu
 	}
 	for _, d := range app.DataDirs {
 		if dataDirHeld(vm.MountPath, d) {
-			why := fmt.Sprintf("%s's data directory %s (container %s, image %s)", app.Name, d, c.Name, c.Image)
-			if how == "name" {
-				why = fmt.Sprintf("%s's data directory %s, by the image's name (container %s, image %s)", app.Name, d, c.Name, c.Image)
+			why := fmt.Sprintf("%s's data directory %s in container %s, image %s", app.Name, d, c.Name, c.Image)
+			if how == compose.MatchName {
+				why = fmt.Sprintf("%s's data directory %s in container %s, image %s, matched by its name", app.Name, d, c.Name, c.Image)
 			}
 			return app.Name, why
 		}

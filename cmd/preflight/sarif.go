@@ -12,6 +12,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/manifest"
 )
 
 // SARIF output (--format sarif): one SARIF 2.1.0 log with one run.
@@ -117,6 +118,9 @@ func sarifLevel(l preflight.Level) string {
 // findingLocation is where a finding points: the declaring compose file
 // and line of its service mount, or the path it is about (line 0).
 func findingLocation(r *preflight.Report, f preflight.Finding) compose.Location {
+	if a := r.Kube; a != nil {
+		return kubeLocation(a, f)
+	}
 	if a := r.Compose; a != nil {
 		for _, m := range a.Mounts {
 			if m.Key() == f.Path && m.Declared != nil {
@@ -181,4 +185,21 @@ func firstSentence(s string) string {
 		return s[:i+1]
 	}
 	return s
+}
+
+// kubeLocation is where a kube finding points: the object its patch
+// changes, else the workload it is about, else the first manifest.
+func kubeLocation(a *manifest.Analysis, f preflight.Finding) compose.Location {
+	if p := f.Patch; p != nil && p.At.File != "" {
+		return compose.Location{File: p.At.File, Line: p.At.Line}
+	}
+	for _, w := range a.Workloads {
+		if w.Key() == f.Path {
+			return compose.Location{File: w.At.File, Line: w.At.Line}
+		}
+	}
+	if len(a.Files) > 0 {
+		return compose.Location{File: a.Files[0]}
+	}
+	return compose.Location{File: "."}
 }
