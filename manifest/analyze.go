@@ -113,12 +113,18 @@ type Claim struct {
 	Object int `json:"-"`
 }
 
-// Key is NAMESPACE/NAME, or NAME without a namespace.
+// Key is NAMESPACE/NAME, or NAME without a namespace; for a
+// volumeClaimTemplate, the claims it makes: NAMESPACE/TEMPLATE-SET-*.
 func (c *Claim) Key() string {
-	if c.Namespace != "" {
-		return c.Namespace + "/" + c.Name
+	k := c.Name
+	if c.Template != "" {
+		_, set, _ := strings.Cut(c.Template[strings.LastIndex(c.Template, "statefulset/"):], "/")
+		k += "-" + set + "-*"
 	}
-	return c.Name
+	if c.Namespace != "" {
+		return c.Namespace + "/" + k
+	}
+	return k
 }
 
 // Mount is one pod volume of a workload that a container mounts.

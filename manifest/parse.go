@@ -110,7 +110,7 @@ func documentObjects(n *yaml.Node, name string) ([]Object, error) {
 	if err := n.Decode(&v); err != nil {
 		return nil, fmt.Errorf("parse %s: line %d: %w", name, n.Line, err)
 	}
-	raw, err := json.Marshal(v)
+	raw, err := json.Marshal(stringKeys(v))
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: line %d: not representable as JSON: %w", name, n.Line, err)
 	}
@@ -150,4 +150,26 @@ func itemNodes(n *yaml.Node) []*yaml.Node {
 		}
 	}
 	return nil
+}
+
+// stringKeys turns the keys of every mapping decoded with non-string keys
+// (1: x, true: y) into strings, as kubectl's YAML-to-JSON conversion does.
+func stringKeys(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = stringKeys(e)
+		}
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = stringKeys(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = stringKeys(e)
+		}
+	}
+	return v
 }
