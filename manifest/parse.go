@@ -41,6 +41,10 @@ var ErrNotBuilt = errors.New("this preflight binary was built without manifest s
 type Location struct {
 	File string `json:"file"`
 	Line int    `json:"line,omitempty"`
+	// Template is the chart template that rendered the object, from the
+	// "# Source: CHART/templates/FILE" comment helm template writes
+	// before each document; empty when there is none.
+	Template string `json:"template,omitempty"`
 }
 
 // Object is one Kubernetes object of the input.
@@ -95,6 +99,11 @@ func Parse(r io.Reader, name string) ([]Object, error) {
 		objs, err := documentObjects(doc.Content[0], name)
 		if err != nil {
 			return nil, err
+		}
+		if t := helmSource(&doc); t != "" {
+			for i := range objs {
+				objs[i].At.Template = t
+			}
 		}
 		out = append(out, objs...)
 	}
@@ -172,4 +181,21 @@ func stringKeys(v any) any {
 		}
 	}
 	return v
+}
+
+// helmSource returns the template path of a "# Source: PATH" comment at
+// the head of a document (on the document, its root or its first key).
+func helmSource(doc *yaml.Node) string {
+	heads := []string{doc.HeadComment, doc.Content[0].HeadComment}
+	if len(doc.Content[0].Content) > 0 {
+		heads = append(heads, doc.Content[0].Content[0].HeadComment)
+	}
+	for _, h := range heads {
+		for _, l := range strings.Split(h, "\n") {
+			if p, ok := strings.CutPrefix(strings.TrimSpace(l), "# Source: "); ok && strings.TrimSpace(p) != "" {
+				return strings.TrimSpace(p)
+			}
+		}
+	}
+	return ""
 }

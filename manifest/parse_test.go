@@ -60,6 +60,9 @@ items:
 	if d := cmp.Diff(want, gs); d != "" {
 		t.Errorf("Parse objects (-want +got):\n%s", d)
 	}
+	if objs[0].At.Template != "chart/templates/pvc.yaml" || objs[1].At.Template != "" {
+		t.Errorf("Parse templates = %q, %q; want helm's # Source: chart/templates/pvc.yaml on the first only", objs[0].At.Template, objs[1].At.Template)
+	}
 	if !strings.Contains(string(objs[0].JSON), `"accessModes":["ReadWriteOnce"]`) {
 		t.Errorf("Parse JSON of the claim = %s, want its spec", objs[0].JSON)
 	}

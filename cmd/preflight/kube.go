@@ -112,7 +112,11 @@ func renderKube(w io.Writer, r *preflight.Report, format string) error {
 			fmt.Fprintf(&b, "  fix: %s\n", rem)
 		}
 		if p := f.Patch; p != nil {
-			fmt.Fprintf(&b, "  patch (%s %s, %s line %d): %s\n", p.Kind, p.Name, p.At.File, p.At.Line, p.Merge)
+			from := ""
+			if p.At.Template != "" {
+				from = ", from " + p.At.Template
+			}
+			fmt.Fprintf(&b, "  patch (%s %s, %s line %d%s): %s\n", p.Kind, p.Name, p.At.File, p.At.Line, from, p.Merge)
 			if p.Command != "" {
 				fmt.Fprintf(&b, "  run: %s\n", p.Command)
 			}

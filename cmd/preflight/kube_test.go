@@ -131,3 +131,30 @@ func TestKubeSARIF(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeSARIFHelmStdin: objects read from stdin that helm template
+// rendered are located at their chart template (its "# Source:" comment).
+func TestKubeSARIFHelmStdin(t *testing.T) {
+	needKube(t)
+	sch := loadSARIFSchema(t)
+	// Hand-written in the form helm template prints (a "# Source:" line
+	// before each document).
+	src := "---\n# Source: kuma/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: kuma\nspec:\n  template:\n    spec:\n      containers:\n        - name: kuma\n          image: louislam/uptime-kuma:2\n          volumeMounts: [{name: data, mountPath: /app/data}]\n      volumes:\n        - name: data\n          persistentVolumeClaim: {claimName: kuma}\n"
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.Write([]byte(src)); w.Close() }()
+	old := os.Stdin
+	os.Stdin = r
+	defer func() { os.Stdin = old }()
+	t.Chdir(t.TempDir())
+	out, stderr, code := runMain(t, "kube", "-f", "-", "--format", "sarif")
+	if code != exitOK {
+		t.Fatalf("kube -f - --format sarif: exit %d, want %d\n%s", code, exitOK, stderr)
+	}
+	loc := sarifFind(t, decodeSARIF(t, sch, out), "rolling-update-on-sqlite-claim").Locations[0].PhysicalLocation
+	if loc.ArtifactLocation.URI != "kuma/templates/deployment.yaml" || loc.Region.StartLine != 0 {
+		t.Errorf("rolling-update-on-sqlite-claim at %+v, want kuma/templates/deployment.yaml without a line", loc)
+	}
+}

@@ -191,15 +191,25 @@ func firstSentence(s string) string {
 // changes, else the workload it is about, else the first manifest.
 func kubeLocation(a *manifest.Analysis, f preflight.Finding) compose.Location {
 	if p := f.Patch; p != nil && p.At.File != "" {
-		return compose.Location{File: p.At.File, Line: p.At.Line}
+		return kubeAt(p.At)
 	}
 	for _, w := range a.Workloads {
 		if w.Key() == f.Path {
-			return compose.Location{File: w.At.File, Line: w.At.Line}
+			return kubeAt(w.At)
 		}
 	}
 	if len(a.Files) > 0 {
 		return compose.Location{File: a.Files[0]}
 	}
 	return compose.Location{File: "."}
+}
+
+// kubeAt is an object's location; an object read from stdin that helm
+// template rendered is at its chart template (no line: the template's
+// lines are not the output's).
+func kubeAt(at manifest.Location) compose.Location {
+	if at.File == "-" && at.Template != "" {
+		return compose.Location{File: at.Template}
+	}
+	return compose.Location{File: at.File, Line: at.Line}
 }
