@@ -20,6 +20,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
@@ -110,6 +111,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		// The Docker probe gets the host paths the container's mounts map
 		// to: whose view to take is said, not our own container's.
 		opts.Writers.Docker.HostPaths = true
+		opts.Writers.Kube.Mode = kube.ModeOff // host paths: no pod's volumeMounts hold them
 	}
 
 	// Phase 1: everything that reads this machine's files, path by path,
@@ -150,6 +152,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		} else {
 			table = t
 			opts.Writers.Docker.MountTable = t
+			opts.Writers.Kube.MountTable = t
 		}
 	}
 	if table != nil {

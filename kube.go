@@ -53,7 +53,7 @@ type KubePatch struct {
 // DataClaims), judges them with the kube rules of the one rules table
 // (rolling-update-on-sqlite-claim, replicas-on-sqlite-claim,
 // rwx-on-network-class, daemonset-on-sqlite-claim, shared-sqlite-claim)
-// and returns the Report with Kube set. It reads nothing but the objects.
+// and returns the Report with Manifests set. It reads nothing but the objects.
 func CheckKube(opts KubeOptions) (*Report, error) {
 	cat := compose.Builtin()
 	if opts.Catalogue != nil {
@@ -63,10 +63,10 @@ func CheckKube(opts KubeOptions) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrKubeInput, err)
 	}
-	r := &Report{Schema: Schema, Probes: map[string]string{"manifest": "ran"}, DataDirs: []DataDir{}, Kube: a}
+	r := &Report{Schema: Schema, Probes: map[string]string{"manifest": "ran"}, DataDirs: []DataDir{}, Manifests: a}
 	r.Findings = judge(r, opts.Ignore)
 	r.Verdict = verdictOf(r.Worst())
-	r.FSClass = kubeFSClass(r)
+	r.FSClass = manifestFSClass(r)
 	r.JournalMode = "wal"
 	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown {
 		r.JournalMode = "delete"
@@ -74,15 +74,15 @@ func CheckKube(opts KubeOptions) (*Report, error) {
 	return r, nil
 }
 
-// kubeFSClass is the least safe class of the storage behind any volume
+// manifestFSClass is the least safe class of the storage behind any volume
 // that holds SQLite data; local when there is none.
-func kubeFSClass(r *Report) mounts.Class {
+func manifestFSClass(r *Report) mounts.Class {
 	worst := mounts.ClassLocal
-	for i := range r.Kube.Mounts {
-		if !r.Kube.Mounts[i].SQLite {
+	for i := range r.Manifests.Mounts {
+		if !r.Manifests.Mounts[i].SQLite {
 			continue
 		}
-		if c := kubeClass(subject{r: r, km: &r.Kube.Mounts[i]}); riskier(c, worst) {
+		if c := manifestClass(subject{r: r, km: &r.Manifests.Mounts[i]}); riskier(c, worst) {
 			worst = c
 		}
 	}

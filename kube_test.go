@@ -1,196 +1,247 @@
 package preflight_test
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
+	"fmt"
+	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	jsonpatch "github.com/evanphx/json-patch/v5"
-	"github.com/google/go-cmp/cmp"
+	"time"
 
 	"github.com/preflight-sqlite/preflight"
-	"github.com/preflight-sqlite/preflight/manifest"
+	"github.com/preflight-sqlite/preflight/internal/kubetest"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 )
 
-type kubeCase struct {
-	name       string
-	inputs     []string
-	dataClaims []string
-	// want is every finding as "level id path", in report order.
-	want    []string
-	verdict preflight.Verdict
+// kubePod is a pod manifest on node with the claim mounted at mountPath.
+func kubePod(ns, name, node, claim, mountPath, owner string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: %s
+%s
+spec:
+  nodeName: %s
+  containers:
+  - name: app
+    image: ghcr.io/example/app:1
+    volumeMounts:
+    - {name: data, mountPath: %q}
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: %s}
+`, name, ns, owner, node, mountPath, claim)
 }
 
-var (
-	kubePublic = filepath.Join("manifest", "testdata", "public")
-	kubeHand   = filepath.Join("manifest", "testdata", "handwritten")
-)
-
-// kubeCases are the real public manifests (manifest/testdata/public, with
-// their sources), alone and with a StorageClass a cluster might have, and
-// the labelled hand-written edge cases.
-var kubeCases = []kubeCase{
-	{"uptime-kuma k8s: default strategy", []string{filepath.Join(kubePublic, "uptime-kuma-k8s")}, nil,
-		[]string{"warn rolling-update-on-sqlite-claim admin-tools/deployment/uptime-kuma"}, preflight.VerdictWarn},
-	{"uptime-kuma docker/k8s: default strategy", []string{filepath.Join(kubePublic, "uptime-kuma-docker-k8s")}, nil,
-		[]string{"warn rolling-update-on-sqlite-claim deployment/kuma"}, preflight.VerdictWarn},
-	{"uptime-kuma k8s on an NFS standard class", []string{filepath.Join(kubePublic, "uptime-kuma-k8s"), filepath.Join(kubeHand, "standard-is-nfs.yaml")}, nil,
-		[]string{"error rolling-update-on-sqlite-claim admin-tools/deployment/uptime-kuma"}, preflight.VerdictUnsafe},
-	{"uptime-kuma example: Recreate, one replica", []string{filepath.Join(kubePublic, "uptime-kuma-example")}, nil, nil, preflight.VerdictOK},
-	{"uptime-kuma kustomize: Recreate, one replica", []string{filepath.Join(kubePublic, "uptime-kuma-kustomize")}, nil, nil, preflight.VerdictOK},
-	{"uptime-kuma statefulset: one claim per replica", []string{filepath.Join(kubePublic, "uptime-kuma-statefulset")}, nil, nil, preflight.VerdictOK},
-	{"vaultwarden on RWX NFS, two replicas", []string{filepath.Join(kubeHand, "rwx-nfs-class.yaml")}, nil, []string{
-		"error rolling-update-on-sqlite-claim vault/deployment/vaultwarden",
-		"error replicas-on-sqlite-claim vault/deployment/vaultwarden",
-		"error rwx-on-network-class vault/deployment/vaultwarden",
-	}, preflight.VerdictUnsafe},
-	{"job on a static NFS PV, named claim", []string{filepath.Join(kubeHand, "static-nfs-pv.yaml")}, []string{"jobs/app-db"}, []string{
-		"error replicas-on-sqlite-claim jobs/job/importer",
-		"error rwx-on-network-class jobs/job/importer",
-	}, preflight.VerdictUnsafe},
-	{"job on a static NFS PV, claim not named", []string{filepath.Join(kubeHand, "static-nfs-pv.yaml")}, nil, nil, preflight.VerdictOK},
-	{"daemonset and deployment on one claim", []string{filepath.Join(kubeHand, "daemonset-shared.yaml")}, nil, []string{
-		"error daemonset-on-sqlite-claim daemonset/kuma-agent",
-		"warn shared-sqlite-claim daemonset/kuma-agent",
-	}, preflight.VerdictUnsafe},
-	{"statefulset RWX CephFS template, a List", []string{filepath.Join(kubeHand, "statefulset-cephfs.yaml")}, nil, []string{
-		"error rwx-on-network-class git/statefulset/gitea",
-	}, preflight.VerdictUnsafe},
-}
-
-func loadKube(t *testing.T, inputs []string) ([]manifest.Object, []string) {
-	t.Helper()
-	objs, files, err := manifest.Load(inputs, nil)
-	if err != nil {
-		t.Fatalf("manifest.Load(%v): %v", inputs, err)
+// kubeNFSClaim is a namespace, an NFS PV of server:export bound to claim
+// ns/claim (ReadWriteMany), and the claim.
+func kubeNFSClaim(ns, pv, claim, export string, namespace bool) string {
+	out := ""
+	if namespace {
+		out = fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
 	}
-	return objs, files
+	return out + fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %s}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteMany]
+  storageClassName: ""
+  nfs: {server: 10.0.0.5, path: %s}
+  claimRef: {namespace: %s, name: %s}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: %s, namespace: %s}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: ""
+  volumeName: %s
+  resources: {requests: {storage: 1Gi}}
+`, pv, export, ns, claim, claim, ns, pv)
 }
 
-func checkKube(t *testing.T, objs []manifest.Object, files []string, c kubeCase) *preflight.Report {
+func kubeCheck(t *testing.T, c *kubetest.Cluster, dir, pod, token string) *preflight.Report {
 	t.Helper()
-	r, err := preflight.CheckKube(preflight.KubeOptions{Objects: objs, Files: files, DataClaims: c.dataClaims})
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := c.WriteKubeconfig(kc, token); err != nil {
+		t.Fatal(err)
+	}
+	r, err := preflight.Check(context.Background(), preflight.Options{Paths: []string{dir}, Writers: preflight.WriterOptions{
+		Docker: docker.Options{Mode: docker.ModeOff},
+		Kube:   kube.Options{Kubeconfig: kc, Pod: pod, Timeout: 10 * time.Second},
+	}})
 	if err != nil {
-		t.Fatalf("CheckKube(%v): %v", c.inputs, err)
+		t.Fatal(err)
 	}
 	return r
 }
 
-func kubeFindings(r *preflight.Report) []string {
-	var out []string
-	for _, f := range r.Findings {
-		out = append(out, string(f.Level)+" "+f.ID+" "+f.Path)
-	}
-	return out
-}
-
-func TestCheckKube(t *testing.T) {
-	for _, c := range kubeCases {
-		t.Run(c.name, func(t *testing.T) {
-			objs, files := loadKube(t, c.inputs)
-			r := checkKube(t, objs, files, c)
-			if d := cmp.Diff(c.want, kubeFindings(r)); d != "" {
-				t.Errorf("CheckKube(%v) findings (-want +got):\n%s", c.inputs, d)
-			}
-			if r.Verdict != c.verdict {
-				t.Errorf("CheckKube(%v) verdict = %s, want %s", c.inputs, r.Verdict, c.verdict)
-			}
-			for _, f := range r.Findings {
-				if len(f.Remedy) == 0 || !strings.Contains(f.Message, strings.SplitN(f.Path, "/", 3)[len(strings.SplitN(f.Path, "/", 3))-1]) {
-					t.Errorf("finding %s: message %q or remedy %q does not name the object", f.ID, f.Message, f.Remedy)
-				}
-			}
-		})
-	}
-}
-
-// TestKubePatchesFix applies each finding's JSON merge patch to its object
-// with evanphx/json-patch (RFC 7386, as kubectl patch --type merge does),
-// lints again, and wants that finding gone and no new one.
-func TestKubePatchesFix(t *testing.T) {
-	patched := 0
-	for _, c := range kubeCases {
-		objs, files := loadKube(t, c.inputs)
-		r := checkKube(t, objs, files, c)
-		for _, f := range r.Findings {
-			p := f.Patch
-			if p == nil {
-				if slices.Contains([]string{"rolling-update-on-sqlite-claim", "replicas-on-sqlite-claim", "rwx-on-network-class"}, f.ID) {
-					t.Errorf("%s: finding %s at %s has no patch", c.name, f.ID, f.Path)
-				}
-				continue
-			}
-			if p.Live && !strings.Contains(p.Command, "kubectl patch "+strings.ToLower(p.Kind)+" "+p.Name) || p.Live && !strings.Contains(p.Command, "--type merge -p '"+string(p.Merge)+"'") {
-				t.Errorf("%s: %s patch command %q does not patch %s %s with %s", c.name, f.ID, p.Command, p.Kind, p.Name, p.Merge)
-			}
-			again := applyPatch(t, objs, p)
-			r2 := checkKube(t, again, files, c)
-			for _, f2 := range r2.Findings {
-				if f2.ID == f.ID && f2.Path == f.Path {
-					t.Errorf("%s: after the patch %s to %s %s, %s is still reported: %s", c.name, p.Merge, p.Kind, p.Name, f.ID, f2.Message)
-				}
-				if !slices.Contains(kubeFindings(r), string(f2.Level)+" "+f2.ID+" "+f2.Path) {
-					t.Errorf("%s: the patch %s brought a new finding %s %s", c.name, p.Merge, f2.ID, f2.Path)
-				}
-			}
-			patched++
-		}
-	}
-	if patched < 6 {
-		t.Errorf("%d patches applied, want every patched finding of the cases (at least 6)", patched)
-	}
-}
-
-// applyPatch returns objs with the patch's object merge-patched.
-func applyPatch(t *testing.T, objs []manifest.Object, p *preflight.KubePatch) []manifest.Object {
+func mustApply(t *testing.T, c *kubetest.Cluster, manifest string, running ...string) {
 	t.Helper()
-	out := slices.Clone(objs)
-	for i, o := range objs {
-		if o.Kind != p.Kind || o.Name != p.Name || o.At != p.At {
-			continue
+	c.MustApply(manifest)
+	for _, nsName := range running {
+		ns, name, _ := strings.Cut(nsName, "/")
+		if err := c.PatchPodPhase(ns, name, "Running"); err != nil {
+			t.Fatal(err)
 		}
-		b, err := jsonpatch.MergePatch(o.JSON, p.Merge)
-		if err != nil {
-			t.Fatalf("MergePatch(%s %s, %s): %v", o.Kind, o.Name, p.Merge, err)
-		}
-		n, err := manifest.Parse(bytes.NewReader(b), o.At.File)
-		if err != nil || len(n) != 1 {
-			t.Fatalf("the patched %s %s does not parse: %v", o.Kind, o.Name, err)
-		}
-		n[0].At = o.At
-		out[i] = n[0]
-		return out
 	}
-	t.Fatalf("no object %s %s at %v for the patch", p.Kind, p.Name, p.At)
-	return nil
 }
 
-// The strategy patch also fixes a live Deployment, whose strategy the API
-// server has defaulted to RollingUpdate with a rollingUpdate block (which
-// it refuses beside type Recreate): the patch must remove that block.
-func TestKubeStrategyPatchOnLiveObject(t *testing.T) {
-	objs, files := loadKube(t, []string{filepath.Join(kubePublic, "uptime-kuma-k8s")})
-	r := checkKube(t, objs, files, kubeCase{})
-	if len(r.Findings) == 0 || r.Findings[0].Patch == nil {
-		t.Fatalf("CheckKube findings = %v, want the rolling-update patch", kubeFindings(r))
-	}
-	live := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"uptime-kuma"},"spec":{"replicas":1,"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}}}}`)
-	b, err := jsonpatch.MergePatch(live, r.Findings[0].Patch.Merge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d struct {
-		Spec struct {
-			Strategy map[string]any `json:"strategy"`
-		} `json:"spec"`
-	}
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Spec.Strategy["type"] != "Recreate" || d.Spec.Strategy["rollingUpdate"] != nil {
-		t.Errorf("patched live strategy = %v, want type Recreate and no rollingUpdate", d.Spec.Strategy)
-	}
+// TestKubeWriterPods runs the Kubernetes probe and rules against a real
+// API server: pods on one RWX NFS claim on two nodes, a pod on another PV
+// of the same export, a Deployment's RollingUpdate and replicas, and a
+// service account with too little RBAC.
+func TestKubeWriterPods(t *testing.T) {
+	c := kubetest.Start(t)
+	t.Run("two-nodes-rwx-wal", func(t *testing.T) {
+		dir := t.TempDir()
+		testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 3)
+		mustApply(t, c, kubeNFSClaim("two", "two-pv", "data", "/export/two", true)+"---\n"+
+			kubePod("two", "me", "node-a", "data", dir, "")+"---\n"+kubePod("two", "other", "node-b", "data", dir, ""),
+			"two/me", "two/other")
+		r := kubeCheck(t, c, dir, "two/me", c.AdminToken)
+		f := finding(r, "live-writer-pod")
+		if f == nil || f.Level != preflight.LevelError || !strings.Contains(f.Message, "pod two/other (node node-b, another node, Running") {
+			t.Fatalf("live-writer-pod = %+v, want error naming pod two/other on node-b (findings %s)", f, ids(r))
+		}
+		if !strings.Contains(strings.Join(f.Remedy, " "), "kubectl -n two delete pod other") {
+			t.Errorf("live-writer-pod remedy %q, want kubectl delete pod", f.Remedy)
+		}
+		if m := finding(r, "multiple-writers"); m == nil || m.Level != preflight.LevelError {
+			t.Errorf("multiple-writers = %+v, want error (WAL on NFS from two nodes)", m)
+		}
+		if r.Verdict != preflight.VerdictUnsafe {
+			t.Errorf("verdict %s, want unsafe", r.Verdict)
+		}
+		if db := r.DataDirs[0].Databases[0]; db.WriterProbes.Kube != "ran" {
+			t.Errorf("writer_probes.kube = %q, want ran", db.WriterProbes.Kube)
+		}
+	})
+	t.Run("same-export-other-pv", func(t *testing.T) {
+		dir := t.TempDir()
+		testdb.Make(t, filepath.Join(dir, "app.db"), "delete", 3)
+		mustApply(t, c, kubeNFSClaim("exp", "exp-pv1", "data", "/export/shared", true)+"---\n"+
+			kubeNFSClaim("exp", "exp-pv2", "data2", "/export/shared/", false)+"---\n"+
+			kubePod("exp", "me", "node-a", "data", dir, "")+"---\n"+kubePod("exp", "backup", "node-b", "data2", "/backup", ""),
+			"exp/me", "exp/backup")
+		r := kubeCheck(t, c, dir, "exp/me", c.AdminToken)
+		f := finding(r, "live-writer-pod")
+		if f == nil || f.Level != preflight.LevelWarn || !strings.Contains(f.Message, "pod exp/backup") || !strings.Contains(f.Message, "PV exp-pv2 with the same NFS export 10.0.0.5:/export/shared") {
+			t.Fatalf("live-writer-pod = %+v, want warn naming exp/backup through PV exp-pv2 (findings %s)", f, ids(r))
+		}
+	})
+	t.Run("deployment-rolling-update", func(t *testing.T) {
+		dir := t.TempDir()
+		testdb.Make(t, filepath.Join(dir, "app.db"), "delete", 3)
+		mustApply(t, c, kubeNFSClaim("dep", "dep-pv", "data", "/export/dep", true))
+		objs := c.MustApply(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: dep}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: ghcr.io/example/app:1}]
+`)
+		duid := objs[0]["metadata"].(map[string]any)["uid"].(string)
+		objs = c.MustApply(fmt.Sprintf(`apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web-5d8f
+  namespace: dep
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: %s, controller: true}]
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: ghcr.io/example/app:1}]
+`, duid))
+		rsuid := objs[0]["metadata"].(map[string]any)["uid"].(string)
+		owner := fmt.Sprintf("  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-5d8f, uid: %s, controller: true}]", rsuid)
+		mustApply(t, c, kubePod("dep", "web-5d8f-a", "node-a", "data", dir, owner)+"---\n"+kubePod("dep", "web-5d8f-b", "node-a", "data", dir, owner),
+			"dep/web-5d8f-a", "dep/web-5d8f-b")
+		r := kubeCheck(t, c, dir, "dep/web-5d8f-a", c.AdminToken)
+		f := finding(r, "rolling-update-on-sqlite-claim")
+		if f == nil || !strings.Contains(f.Message, "Deployment dep/web") || !strings.Contains(strings.Join(f.Remedy, " "), `kubectl -n dep patch deployment web --type merge -p '{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}'`) {
+			t.Fatalf("rolling-update-on-sqlite-claim = %+v, want Deployment dep/web with the Recreate patch (findings %s)", f, ids(r))
+		}
+		if !strings.Contains(strings.Join(f.Remedy, " "), "Eviction API") {
+			t.Errorf("remedy %q does not say Recreate leaves the Eviction API", f.Remedy)
+		}
+		rf := finding(r, "replicas-on-sqlite-claim")
+		if rf == nil || !strings.Contains(strings.Join(rf.Remedy, " "), "kubectl -n dep scale deployment web --replicas=1") {
+			t.Errorf("replicas-on-sqlite-claim = %+v, want kubectl scale deployment web --replicas=1", rf)
+		}
+		lw := finding(r, "live-writer-pod")
+		if lw == nil || lw.Level != preflight.LevelInfo || !strings.Contains(lw.Message, "dep/web-5d8f-b (node node-a, ours, Running, Deployment web)") {
+			t.Errorf("live-writer-pod = %+v, want info naming dep/web-5d8f-b on our node, owner Deployment web", lw)
+		}
+	})
+	t.Run("too-little-rbac", func(t *testing.T) {
+		dir := t.TempDir()
+		testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 3)
+		mustApply(t, c, kubeNFSClaim("rbac", "rbac-pv", "data", "/export/rbac", true)+"---\n"+
+			kubePod("rbac", "me", "node-a", "data", dir, "")+`---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: probe, namespace: rbac}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: pods-only, namespace: rbac}
+rules:
+- {apiGroups: [""], resources: [pods], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: pods-only, namespace: rbac}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pods-only}
+subjects: [{kind: ServiceAccount, name: probe, namespace: rbac}]
+`, "rbac/me")
+		tok, err := c.Token("rbac", "probe")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := kubeCheck(t, c, dir, "rbac/me", tok)
+		f := finding(r, "kube-permission-denied")
+		if f == nil || !strings.Contains(f.Message, "get persistentvolumeclaims in namespace rbac") {
+			t.Fatalf("kube-permission-denied = %+v, want get persistentvolumeclaims named (findings %s)", f, ids(r))
+		}
+		db := r.DataDirs[0].Databases[0]
+		if db.WriterProbes.Sure || !strings.Contains(strings.Join(db.WriterProbes.Blind, "; "), "pods: ") {
+			t.Errorf("writer_probes = %+v, want not sure, pods named blind", db.WriterProbes)
+		}
+	})
+	t.Run("example-rbac", func(t *testing.T) {
+		dir := t.TempDir()
+		testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 3)
+		for _, f := range []string{"rbac.yaml", "rbac-cluster.yaml"} {
+			b, err := os.ReadFile(filepath.Join("examples", "kubernetes", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustApply(t, c, "apiVersion: v1\nkind: Namespace\nmetadata: {name: app}\n---\n"+string(b))
+		}
+		mustApply(t, c, kubeNFSClaim("app", "app-pv", "data", "/export/app", false)+"---\n"+kubePod("app", "me", "node-a", "data", dir, ""), "app/me")
+		tok, err := c.Token("app", "sqlite-app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := kubeCheck(t, c, dir, "app/me", tok)
+		if r.Kube == nil || r.Kube.Status != kube.StatusRan || !r.Kube.Sure || len(r.Kube.Denied) > 0 {
+			t.Fatalf("with examples/kubernetes RBAC: kube = %+v, want ran, sure, nothing denied", r.Kube)
+		}
+		if p := r.Kube.Paths[0]; p.PV != "app-pv" || p.Storage.Class != "network" {
+			t.Errorf("path %+v, want PV app-pv, class network", p)
+		}
+	})
 }

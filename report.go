@@ -6,6 +6,7 @@ import (
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/health"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -215,6 +216,9 @@ type Report struct {
 	// Docker is the Docker probe's result: endpoint, status, our own
 	// container, where each data path lives.
 	Docker *docker.Result `json:"docker,omitempty"`
+	// Kube is the Kubernetes probe's result: our pod, the storage behind
+	// each data path, other pods mounting it; nil outside a cluster.
+	Kube *kube.Result `json:"kube,omitempty"`
 	// Container is the --container whose paths were checked.
 	Container *docker.Container `json:"container,omitempty"`
 	DataDirs  []DataDir         `json:"data_dirs"`
@@ -222,11 +226,11 @@ type Report struct {
 	// mount, whether it holds SQLite data and why, and the proposed
 	// rewrites. Nil for other commands.
 	Compose *compose.Analysis `json:"compose,omitempty"`
-	// Kube is the manifest analysis (preflight kube): every workload,
-	// claim and workload volume, and which hold SQLite data. Nil for other
-	// commands.
-	Kube     *manifest.Analysis `json:"kube,omitempty"`
-	Findings []Finding          `json:"findings"`
+	// Manifests is the manifest analysis (preflight kube): every
+	// workload, claim and workload volume, and which hold SQLite data.
+	// Nil for other commands.
+	Manifests *manifest.Analysis `json:"manifests,omitempty"`
+	Findings  []Finding          `json:"findings"`
 }
 
 // Worst returns the highest level among the report's findings (info when

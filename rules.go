@@ -25,7 +25,7 @@ type subject struct {
 	db  *Database
 	// cm is the compose service mount for compose rules (nil otherwise).
 	cm *compose.Mount
-	// km is the workload volume for kube rules (nil otherwise).
+	// km is the workload volume for manifest rules (nil otherwise).
 	km *manifest.Mount
 	// exported is Options.JournalModeExported.
 	exported bool
@@ -41,6 +41,9 @@ func (s subject) class() mounts.Class {
 	}
 	if s.db != nil && s.db.Mount != nil && riskier(s.db.Mount.Class, c) {
 		c = s.db.Mount.Class
+	}
+	if k, ok := kubeClass(s); ok && riskier(k, c) {
+		c = k // the PV or StorageClass says riskier than the mount table
 	}
 	return c
 }
@@ -58,7 +61,7 @@ func (s subject) path() string {
 	case s.cm != nil:
 		return s.cm.Key()
 	case s.km != nil:
-		return s.r.Kube.Workloads[s.km.Workload].Key()
+		return s.r.Manifests.Workloads[s.km.Workload].Key()
 	case s.db != nil:
 		return s.db.Path
 	case s.dir != nil:
@@ -80,8 +83,9 @@ type rule struct {
 	// rules (evaluated once per data directory); onReport rules are
 	// evaluated once per report, with dir and db nil; onCompose rules once
 	// per compose service mount (Report.Compose.Mounts), with cm set;
-	// onKube rules once per workload volume of Report.Kube, with km set.
-	onDB, onReport, onCompose, onKube bool
+	// onManifest rules once per workload volume of Report.Manifests, with
+	// km set.
+	onDB, onReport, onCompose, onManifest bool
 	// match returns the message and the level (zero: the rule's level) when
 	// the rule applies.
 	match func(s subject) (msg string, lvl Level, ok bool)
@@ -678,8 +682,8 @@ var writerRules = []rule{
 
 // init completes the one rules table, in this written order: the path
 // rules above, the health rules (health.go), the share rules
-// (rules_share.go), the writer rules.
-func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules) }
+// (rules_share.go), the writer rules, the Kubernetes rules (rules_kube.go).
+func init() { rules = slices.Concat(rules, healthRules, shareRules, writerRules, kubeRules) }
 
 // anyDatabase reports whether a data directory holds a database that
 // exists (not new, not a file that is not SQLite).
@@ -741,7 +745,7 @@ func evaluate(r *Report, opts Options) []Finding {
 		d := &r.DataDirs[i]
 		for _, rl := range rules {
 			switch {
-			case rl.onReport, rl.onCompose, rl.onKube:
+			case rl.onReport, rl.onCompose, rl.onManifest:
 			case !rl.onDB:
 				s := base
 				s.dir = d
@@ -766,8 +770,8 @@ func evaluate(r *Report, opts Options) []Finding {
 			}
 		}
 	}
-	if r.Kube != nil {
-		out = append(out, evaluateKube(r, base)...)
+	if r.Manifests != nil {
+		out = append(out, evaluateManifests(r, base)...)
 	}
 	return out
 }

@@ -12,13 +12,13 @@ import (
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
-// kubeRules judge Kubernetes manifests (preflight kube), one workload
+// manifestRules judge Kubernetes manifests (preflight kube), one workload
 // volume that holds SQLite data at a time (Report.Kube.Mounts, subject
 // km); appended to rules in init. Each finding names the object and, where
 // a JSON merge patch fixes it, carries that patch (kubePatches).
-var kubeRules = []rule{
+var manifestRules = []rule{
 	{
-		Rule: Rule{"rolling-update-on-sqlite-claim", LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem)"}, onKube: true,
+		Rule: Rule{"rolling-update-on-sqlite-claim", LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem)"}, onManifest: true,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.Kind != manifest.KindDeployment || !w.Surge || !kubeShared(s.km) {
@@ -38,7 +38,7 @@ var kubeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"replicas-on-sqlite-claim", LevelWarn, "kube: a Deployment, StatefulSet, ReplicaSet or Job runs more than one pod (replicas or parallelism above 1) on one volume that holds SQLite data (error on a network filesystem)"}, onKube: true,
+		Rule: Rule{"replicas-on-sqlite-claim", LevelWarn, "kube: a Deployment, StatefulSet, ReplicaSet or Job runs more than one pod (replicas or parallelism above 1) on one volume that holds SQLite data (error on a network filesystem)"}, onManifest: true,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.PerNode || w.Kind == manifest.KindPod || w.Replicas <= 1 || !kubeShared(s.km) {
@@ -58,7 +58,7 @@ var kubeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"rwx-on-network-class", LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn RWX, ...): pods on several nodes may write it, and their locks never meet (warn when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, onKube: true,
+		Rule: Rule{"rwx-on-network-class", LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn RWX, ...): pods on several nodes may write it, and their locks never meet (warn when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, onManifest: true,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || !slices.Contains(c.AccessModes, kubeapi.ReadWriteMany) || !kubeFirstOfClaim(s) {
@@ -82,7 +82,7 @@ var kubeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"daemonset-on-sqlite-claim", LevelError, "kube: a DaemonSet (one pod on every node) mounts a shared volume that holds SQLite data: every node's pod writes the one database from its own kernel"}, onKube: true,
+		Rule: Rule{"daemonset-on-sqlite-claim", LevelError, "kube: a DaemonSet (one pod on every node) mounts a shared volume that holds SQLite data: every node's pod writes the one database from its own kernel"}, onManifest: true,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || !w.PerNode || !kubeShared(s.km) || s.km.Source == "hostPath" {
@@ -98,7 +98,7 @@ var kubeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"shared-sqlite-claim", LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem)"}, onKube: true,
+		Rule: Rule{"shared-sqlite-claim", LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem)"}, onManifest: true,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || c.Template != "" || !kubeFirstOfClaim(s) {
@@ -119,10 +119,10 @@ var kubeRules = []rule{
 	},
 }
 
-func init() { rules = append(rules, kubeRules...) }
+func init() { rules = append(rules, manifestRules...) }
 
 // kubePatches give, for a finding ID, the JSON merge patch that fixes it
-// (nil when none does); evaluateKube attaches it to the finding.
+// (nil when none does); evaluateManifests attaches it to the finding.
 var kubePatches = map[string]func(s subject) *KubePatch{
 	"rolling-update-on-sqlite-claim": func(s subject) *KubePatch {
 		return workloadPatch(s, `{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}`)
@@ -136,17 +136,17 @@ var kubePatches = map[string]func(s subject) *KubePatch{
 	"rwx-on-network-class": claimPatch,
 }
 
-// evaluateKube runs the kube rules over every mount of r.Kube, in table
+// evaluateManifests runs the kube rules over every mount of r.Manifests, in table
 // order per mount, attaching each finding's patch.
-func evaluateKube(r *Report, base subject) []Finding {
+func evaluateManifests(r *Report, base subject) []Finding {
 	var out []Finding
-	for i := range r.Kube.Mounts {
+	for i := range r.Manifests.Mounts {
 		for _, rl := range rules {
-			if !rl.onKube {
+			if !rl.onManifest {
 				continue
 			}
 			s := base
-			s.km = &r.Kube.Mounts[i]
+			s.km = &r.Manifests.Mounts[i]
 			n := len(out)
 			out = appendMatch(out, rl, s)
 			if p := kubePatches[rl.ID]; len(out) > n && p != nil {
@@ -157,14 +157,14 @@ func evaluateKube(r *Report, base subject) []Finding {
 	return out
 }
 
-func kubeWorkload(s subject) *manifest.Workload { return &s.r.Kube.Workloads[s.km.Workload] }
+func kubeWorkload(s subject) *manifest.Workload { return &s.r.Manifests.Workloads[s.km.Workload] }
 
 // kubeClaim is the mount's claim, or nil for a volume that is not one.
 func kubeClaim(s subject) *manifest.Claim {
 	if s.km.Claim < 0 {
 		return nil
 	}
-	return &s.r.Kube.Claims[s.km.Claim]
+	return &s.r.Manifests.Claims[s.km.Claim]
 }
 
 // kubeWriter reports whether the mount holds SQLite data read-write.
@@ -181,8 +181,8 @@ func kubeShared(m *manifest.Mount) bool {
 	return false
 }
 
-// kubeClass is the class of the storage behind the mount.
-func kubeClass(s subject) mounts.Class {
+// manifestClass is the class of the storage behind the mount.
+func manifestClass(s subject) mounts.Class {
 	if c := kubeClaim(s); c != nil {
 		return c.Storage.Class
 	}
@@ -192,7 +192,7 @@ func kubeClass(s subject) mounts.Class {
 // kubeLevel is error when the mount's storage is a network (or other
 // WAL-unsafe) filesystem, else the rule's level.
 func kubeLevel(s subject) Level {
-	if unsafeForWAL(kubeClass(s)) {
+	if unsafeForWAL(manifestClass(s)) {
 		return LevelError
 	}
 	return ""
@@ -200,7 +200,7 @@ func kubeLevel(s subject) Level {
 
 // kubeTwoKernels says what the mount's storage makes of two writers.
 func kubeTwoKernels(s subject) string {
-	switch c := kubeClass(s); {
+	switch c := manifestClass(s); {
 	case unsafeForWAL(c):
 		return "(this one: " + string(c) + ") pods on two nodes are two kernels whose locks never meet, which corrupts a WAL database"
 	case c == mounts.ClassUnknown:
@@ -234,8 +234,8 @@ func kubeDriver(st kubeapi.Storage) string {
 // kubeFirstOfClaim reports whether the subject is the first writer mount
 // of its claim: claim-wide findings are reported once, there.
 func kubeFirstOfClaim(s subject) bool {
-	for i := range s.r.Kube.Mounts {
-		m := &s.r.Kube.Mounts[i]
+	for i := range s.r.Manifests.Mounts {
+		m := &s.r.Manifests.Mounts[i]
 		if m.Claim == s.km.Claim && m.SQLite && !m.ReadOnly {
 			return m == s.km
 		}
@@ -247,12 +247,12 @@ func kubeFirstOfClaim(s subject) bool {
 // claim read-write.
 func kubeOtherWriters(s subject) []string {
 	var out []string
-	for i := range s.r.Kube.Mounts {
-		m := &s.r.Kube.Mounts[i]
+	for i := range s.r.Manifests.Mounts {
+		m := &s.r.Manifests.Mounts[i]
 		if m.Claim != s.km.Claim || m.ReadOnly || m.Workload == s.km.Workload {
 			continue
 		}
-		if k := s.r.Kube.Workloads[m.Workload].Key(); !slices.Contains(out, k) {
+		if k := s.r.Manifests.Workloads[m.Workload].Key(); !slices.Contains(out, k) {
 			out = append(out, k)
 		}
 	}
@@ -277,7 +277,7 @@ func workloadPatch(s subject, patch string) *KubePatch {
 // (kubectl patch --local -f FILE when the file holds that object alone).
 func claimPatch(s subject) *KubePatch {
 	c := kubeClaim(s)
-	o := s.r.Kube.Object(c.Object)
+	o := s.r.Manifests.Object(c.Object)
 	if o == nil {
 		return nil
 	}
@@ -295,7 +295,7 @@ func claimPatch(s subject) *KubePatch {
 		return nil
 	}
 	p := &KubePatch{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, At: o.At, Merge: patch}
-	if n := s.r.Kube.ObjectsIn(o.At.File); n == 1 && o.At.File != "-" {
+	if n := s.r.Manifests.ObjectsIn(o.At.File); n == 1 && o.At.File != "-" {
 		p.Command = fmt.Sprintf("kubectl patch --local -f %s --type merge -p %s -o yaml", shell.Quote(o.At.File), shell.Quote(string(patch)))
 	}
 	return p

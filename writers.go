@@ -12,6 +12,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/locks"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
 )
@@ -25,6 +26,11 @@ type WriterOptions struct {
 	// Docker configures the Docker Engine probe; Docker.Mode "off" skips it,
 	// "required" makes an engine that does not answer an error finding.
 	Docker docker.Options
+	// Kube configures the Kubernetes API probe; Kube.Mode "off" skips it,
+	// "required" makes an API that does not answer an error finding.
+	// Outside a cluster (no in-cluster configuration, no kubeconfig) it
+	// asks nothing.
+	Kube kube.Options
 	// Watch is how long to watch each WAL database's -wal and -shm for
 	// changes no probe can attribute; 0 turns the watch off.
 	Watch time.Duration
@@ -40,7 +46,7 @@ type WriterOptions struct {
 
 // Writer is a process, lock holder or container that has a database open.
 type Writer struct {
-	// Kind is "process", "lock" or "container".
+	// Kind is "process", "lock", "container" or "pod".
 	Kind string `json:"kind"`
 	// Process fields (Kind "process", and "lock" when the holder's pid is
 	// known in our PID namespace).
@@ -57,11 +63,15 @@ type Writer struct {
 	// Container fields (Kind "container").
 	Container *docker.Container `json:"container,omitempty"`
 	Relation  string            `json:"relation,omitempty"`
+	// Pod is another pod mounting the same storage (Kind "pod").
+	Pod *kube.Writer `json:"pod,omitempty"`
 }
 
 // Name describes the writer in one phrase for messages.
 func (w Writer) Name() string {
 	switch w.Kind {
+	case "pod":
+		return podName(w.Pod)
 	case "container":
 		c := w.Container
 		s := fmt.Sprintf("container %s (%s, image %s", c.Name, shortID(c.ID), c.Image)
@@ -88,6 +98,8 @@ func (w Writer) Name() string {
 // Stop is the command that stops the writer.
 func (w Writer) Stop() string {
 	switch {
+	case w.Kind == "pod":
+		return podStop(w.Pod)
 	case w.Kind == "container" && w.Container.ComposeService != "" && !w.Container.OneOff:
 		return w.Container.ComposeCommand() + " stop " + w.Container.ComposeService
 	case w.Kind == "container":
@@ -122,6 +134,7 @@ type WriterProbes struct {
 	Processes string `json:"processes"`
 	Locks     string `json:"locks"`
 	Docker    string `json:"docker"`
+	Kube      string `json:"kube,omitempty"`
 	Activity  string `json:"activity"`
 	// Sure is true when every probe that can see a writer of this database
 	// ran fully and no writer can hide from all of them.
@@ -135,6 +148,7 @@ type writerFacts struct {
 	procs     procfs.Result
 	procsErr  error
 	docker    docker.Result
+	kube      kube.Result
 	locks     map[string]locks.Result
 	locksErr  map[string]error
 	activity  map[string]activity.Result
@@ -206,6 +220,14 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 			f.docker.Status = "skipped"
 		}
 	}
+	f.kube = kube.Result{Status: kube.StatusOff}
+	if len(dirPaths) > 0 && opts.Kube.Mode != kube.ModeOff {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.kube = kube.Probe(ctx, dockerPaths, opts.Kube)
+		}()
+	}
 	var mu sync.Mutex
 	if opts.Watch > 0 {
 		for _, db := range dbs {
@@ -228,6 +250,9 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 		r.Docker = &f.docker
 		r.Engine = f.docker.Engine
 	}
+	if f.kube.Status != kube.StatusOff && f.kube.Status != kube.StatusNotInCluster {
+		r.Kube = &f.kube
+	}
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		for j := range d.Databases {
@@ -241,6 +266,9 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	r.Probes["processes"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Processes })
 	r.Probes["locks"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Locks })
 	r.Probes["docker"] = f.docker.Status
+	if r.Kube != nil {
+		r.Probes["kube"] = string(f.kube.Status)
+	}
 	r.Probes["activity"] = "off"
 	if opts.Watch > 0 {
 		r.Probes["activity"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Activity })
@@ -380,6 +408,8 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		p.Blind = append(p.Blind, "containers: Docker "+f.docker.Status+nonEmptyPrefix(": ", f.docker.Err))
 	}
 
+	attributePods(db, &f.kube)
+
 	p.Activity = "off"
 	if opts.Watch > 0 {
 		if err := f.watchErr[db.Path]; err != nil {
@@ -434,9 +464,11 @@ func nonEmptyPrefix(prefix, s string) string {
 // (its processes are ours, the containers others); on a host a container's
 // processes are visible too, so the larger of the two counts is taken.
 func writerCount(db *Database, inContainer bool) int {
-	procs, containers, foreign := 0, 0, 0
+	procs, containers, foreign, pods := 0, 0, 0, 0
 	for _, w := range db.Writers {
 		switch {
+		case w.Kind == "pod":
+			pods++ // another pod: its processes are never visible here
 		case w.Kind == "container":
 			containers++
 		case w.PID > 0:
@@ -446,9 +478,9 @@ func writerCount(db *Database, inContainer bool) int {
 		}
 	}
 	if inContainer {
-		return procs + max(containers, foreign)
+		return procs + max(containers, foreign) + pods
 	}
-	return max(procs, containers, foreign)
+	return max(procs, containers, foreign) + pods
 }
 
 // ofProcesses is "N of M processes", with the noun's number right.

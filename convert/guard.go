@@ -196,6 +196,9 @@ func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d 
 		if w.Kind == "container" && w.Relation != "" {
 			what += ", " + w.Relation
 		}
+		if w.Kind == "pod" {
+			what = w.Name() + " mounts the database's storage read-write (" + w.Relation + ")"
+		}
 		out = append(out, Refusal{Reason: "writer", Message: what, Remedy: []string{"stop it first: " + w.Stop()}})
 	}
 	for _, w := range db.Stopped {
@@ -329,6 +332,9 @@ func unverifiedProbes(rep *preflight.Report, db *preflight.Database) []string {
 		out = append(out, "containers: "+nonEmpty(rep.Docker.Err, "the engine's answer may be incomplete"))
 	}
 	for _, b := range p.Blind {
+		if strings.HasPrefix(b, "pods: ") {
+			out = append(out, b) // the Kubernetes API could not be asked fully
+		}
 		if strings.HasPrefix(b, "processes: ") && p.Processes == "ran" || strings.HasPrefix(b, "locks: ") && p.Locks == "ran" {
 			out = append(out, b)
 		}

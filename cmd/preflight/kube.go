@@ -21,7 +21,7 @@ type KubeCmd struct {
 	Catalogue []string `name:"catalogue" placeholder:"FILE" help:"More catalogue entries (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable)."`
 	Ignore    []string `name:"ignore" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
 	FailOn    string   `name:"fail-on" enum:"warn,error,never" default:"error" help:"Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn)."`
-	Format    string   `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the kube field; each finding's patch) or sarif (SARIF 2.1.0: each finding at the object it patches)."`
+	Format    string   `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the manifests field; each finding's patch) or sarif (SARIF 2.1.0: each finding at the object it patches)."`
 }
 
 // Run reads the manifests, judges them and prints the report.
@@ -48,7 +48,7 @@ func (c *KubeCmd) Run(g *Globals) error {
 		}
 		return err
 	}
-	for _, dc := range r.Kube.DataClaimsUnused {
+	for _, dc := range r.Manifests.DataClaimsUnused {
 		fmt.Fprintf(g.stderr, "preflight: warning: --data-claim %s: no workload in the input mounts that claim\n", dc)
 	}
 	if err := renderKube(g.stdout, r, c.Format); err != nil {
@@ -71,7 +71,7 @@ func renderKube(w io.Writer, r *preflight.Report, format string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	a := r.Kube
+	a := r.Manifests
 	var b strings.Builder
 	fmt.Fprintf(&b, "manifests: %s (%d objects, %d workloads)\n\n", strings.Join(a.Files, ", "), a.Objects, len(a.Workloads))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -1,160 +1,108 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/preflight-sqlite/preflight"
-	"github.com/preflight-sqlite/preflight/manifest"
+	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
-// kubeTestdata is manifest/testdata: public/ holds real manifests with
-// their sources, handwritten/ labelled minimal cases.
-var kubeTestdata = filepath.Join("..", "..", "manifest", "testdata")
-
-func needKube(t *testing.T) {
+// hungAPI is a listener that accepts connections and never answers.
+func hungAPI(t *testing.T) string {
 	t.Helper()
-	if !manifest.Built {
-		t.Skip("preflight kube is not built in (-tags nocompose)")
-	}
-}
-
-// TestKubeExitCodes: preflight kube exits by the one table, by the
-// verdict at --fail-on, and 2 on bad input.
-func TestKubeExitCodes(t *testing.T) {
-	needKube(t)
-	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(bad, []byte("apiVersion: v1\nmetadata: {name: x}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pub, hand := filepath.Join(kubeTestdata, "public"), filepath.Join(kubeTestdata, "handwritten")
-	for _, c := range []struct {
-		args []string
-		want int
-		out  string
-	}{
-		{[]string{"-f", filepath.Join(pub, "uptime-kuma-k8s")}, exitOK, "WARN rolling-update-on-sqlite-claim: admin-tools/deployment/uptime-kuma"},
-		{[]string{"-f", filepath.Join(pub, "uptime-kuma-k8s"), "--fail-on", "warn"}, exitWarn, "run: kubectl patch deployment uptime-kuma -n admin-tools --type merge -p '{\"spec\":{\"strategy\":{\"type\":\"Recreate\",\"rollingUpdate\":null}}}'"},
-		{[]string{"-f", filepath.Join(pub, "uptime-kuma-k8s"), "--fail-on", "warn", "--ignore", "rolling-update-on-sqlite-claim"}, exitOK, "INFO rolling-update-on-sqlite-claim (ignored)"},
-		{[]string{"-f", filepath.Join(pub, "uptime-kuma-example", "kubernetes-example.yaml"), "--fail-on", "warn"}, exitOK, "verdict: ok"},
-		{[]string{"-f", filepath.Join(hand, "rwx-nfs-class.yaml")}, exitUnsafe, "ERROR rwx-on-network-class: claim vault/vw-data"},
-		{[]string{"-f", filepath.Join(hand, "rwx-nfs-class.yaml"), "--fail-on", "never"}, exitOK, "verdict: unsafe"},
-		{[]string{"-f", bad}, exitUsage, ""},
-		{[]string{"-f", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, ""},
-		{[]string{}, exitUsage, ""},
-	} {
-		out, stderr, code := runMain(t, append([]string{"kube"}, c.args...)...)
-		if code != c.want || !strings.Contains(out, c.out) {
-			t.Errorf("preflight kube %v: exit %d, want %d; stdout %q does not hold %q; stderr %q", c.args, code, c.want, out, c.out, stderr)
-		}
-		if c.want == exitUsage && !strings.HasPrefix(stderr, "preflight: error: ") {
-			t.Errorf("preflight kube %v: stderr %q, want preflight: error: ...", c.args, stderr)
-		}
-	}
-}
-
-// TestKubeStdinJSON: -f - reads standard input (helm template | preflight
-// kube -f -); the JSON carries the analysis and each finding's patch.
-func TestKubeStdinJSON(t *testing.T) {
-	needKube(t)
-	src, err := os.ReadFile(filepath.Join(kubeTestdata, "handwritten", "static-nfs-pv.yaml"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { w.Write(src); w.Close() }()
-	old := os.Stdin
-	os.Stdin = r
-	defer func() { os.Stdin = old }()
-	out, stderr, code := runMain(t, "kube", "-f", "-", "--data-claim", "jobs/app-db", "--data-claim", "other", "--format", "json")
-	if code != exitUnsafe {
-		t.Fatalf("kube -f - --format json: exit %d, want %d\n%s", code, exitUnsafe, stderr)
-	}
-	if !strings.Contains(stderr, "preflight: warning: --data-claim other: no workload in the input mounts that claim") {
-		t.Errorf("stderr %q, want the unused --data-claim warning", stderr)
-	}
-	var rep preflight.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("decode: %v\n%s", err, out)
-	}
-	if rep.Schema != preflight.Schema || rep.Kube == nil || len(rep.Kube.Files) != 1 || rep.Kube.Files[0] != "-" || len(rep.Kube.Mounts) != 1 || !rep.Kube.Mounts[0].SQLite {
-		t.Fatalf("report = schema %q, kube %+v; want the stdin analysis with one SQLite mount", rep.Schema, rep.Kube)
-	}
-	got := map[string]string{}
-	for _, f := range rep.Findings {
-		if f.Patch != nil {
-			var b bytes.Buffer
-			if err := json.Compact(&b, f.Patch.Merge); err != nil {
-				t.Fatalf("finding %s patch %s: %v", f.ID, f.Patch.Merge, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		var held []net.Conn
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
 			}
-			got[f.ID] = b.String()
+			held = append(held, c)
 		}
-	}
-	want := map[string]string{"replicas-on-sqlite-claim": `{"spec":{"parallelism":1}}`, "rwx-on-network-class": `{"spec":{"accessModes":["ReadWriteOnce"]}}`}
-	for id, p := range want {
-		if got[id] != p {
-			t.Errorf("finding %s patch = %q, want %q", id, got[id], p)
-		}
-	}
+	}()
+	return ln.Addr().String()
 }
 
-// TestKubeSARIF: each finding sits at the line of the object its patch
-// changes (the claim for rwx-on-network-class), and the log validates.
-func TestKubeSARIF(t *testing.T) {
-	needKube(t)
-	sch := loadSARIFSchema(t)
+func kubeconfigFor(t *testing.T, addr string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := fmt.Sprintf("apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster: {server: 'https://%s', insecure-skip-tls-verify: true}\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nusers:\n- name: u\n  user: {token: t}\n", addr)
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCheckKubeHungAndUnreachable: an API server that accepts and never
+// answers, and one that is not there, give kube-unreachable within
+// --kube-timeout, never "no other pods"; with --kube required the verdict
+// is unsafe.
+func TestCheckKubeHungAndUnreachable(t *testing.T) {
 	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join(kubeTestdata, "handwritten", "rwx-nfs-class.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(dir)
-	out, stderr, code := runMain(t, "kube", "-f", "app.yaml", "--format", "sarif")
-	if code != exitUnsafe {
-		t.Fatalf("kube --format sarif: exit %d, want %d\n%s", code, exitUnsafe, stderr)
-	}
-	l := decodeSARIF(t, sch, out)
-	for id, line := range map[string]int{"rwx-on-network-class": 12, "replicas-on-sqlite-claim": 24, "rolling-update-on-sqlite-claim": 24} {
-		loc := sarifFind(t, l, id).Locations[0].PhysicalLocation
-		if loc.ArtifactLocation.URI != "app.yaml" || loc.ArtifactLocation.URIBaseID != srcRoot || loc.Region.StartLine != line {
-			t.Errorf("%s at %+v, want app.yaml (base %s) line %d", id, loc, srcRoot, line)
-		}
+	testdb.Make(t, filepath.Join(dir, "app.db"), "wal", 1)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := ln.Addr().String()
+	ln.Close()
+	for _, c := range []struct {
+		name, addr, mode string
+		code             int
+	}{
+		{"hung", hungAPI(t), "auto", 0},
+		{"hung-required", hungAPI(t), "required", 3},
+		{"unreachable", closed, "auto", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			out, errs, code, _ := runBin(t, []string{"KUBECONFIG=" + kubeconfigFor(t, c.addr)}, "check", "--format", "json", "--docker", "off",
+				"--kube", c.mode, "--kube-timeout", "400ms", "--pod", "app/me", dir)
+			took := time.Since(start)
+			if code != c.code {
+				t.Fatalf("check exit %d, want %d\n%s%s", code, c.code, out, errs)
+			}
+			if took > 5*time.Second {
+				t.Errorf("check took %s with --kube-timeout 400ms", took)
+			}
+			r := decodeReport(t, out)
+			ids := findingIDs(r)
+			want := "kube-unreachable:info"
+			if c.mode == "required" {
+				want = "kube-unreachable:error"
+			}
+			if !slices.Contains(ids, want) {
+				t.Errorf("findings %v, want %s", ids, want)
+			}
+			db := r.DataDirs[0].Databases[0]
+			if db.WriterProbes.Sure || !strings.Contains(strings.Join(db.WriterProbes.Blind, "; "), "pods: Kubernetes API ") {
+				t.Errorf("writer_probes %+v, want not sure, pods blind", db.WriterProbes)
+			}
+		})
 	}
 }
 
-// TestKubeSARIFHelmStdin: objects read from stdin that helm template
-// rendered are located at their chart template (its "# Source:" comment).
-func TestKubeSARIFHelmStdin(t *testing.T) {
-	needKube(t)
-	sch := loadSARIFSchema(t)
-	// Hand-written in the form helm template prints (a "# Source:" line
-	// before each document).
-	src := "---\n# Source: kuma/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: kuma\nspec:\n  template:\n    spec:\n      containers:\n        - name: kuma\n          image: louislam/uptime-kuma:2\n          volumeMounts: [{name: data, mountPath: /app/data}]\n      volumes:\n        - name: data\n          persistentVolumeClaim: {claimName: kuma}\n"
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+// TestCheckKubeOutsideCluster: with no in-cluster environment and no
+// kubeconfig, auto asks nothing and the report has no kube part.
+func TestCheckKubeOutsideCluster(t *testing.T) {
+	dir := t.TempDir()
+	testdb.Make(t, filepath.Join(dir, "app.db"), "delete", 1)
+	out, errs, code, _ := runBin(t, []string{"KUBECONFIG=", "PREFLIGHT_KUBECONFIG=", "KUBERNETES_SERVICE_HOST="}, "check", "--format", "json", "--docker", "off", dir)
+	if code != 0 {
+		t.Fatalf("check exit %d\n%s%s", code, out, errs)
 	}
-	go func() { w.Write([]byte(src)); w.Close() }()
-	old := os.Stdin
-	os.Stdin = r
-	defer func() { os.Stdin = old }()
-	t.Chdir(t.TempDir())
-	out, stderr, code := runMain(t, "kube", "-f", "-", "--format", "sarif")
-	if code != exitOK {
-		t.Fatalf("kube -f - --format sarif: exit %d, want %d\n%s", code, exitOK, stderr)
-	}
-	loc := sarifFind(t, decodeSARIF(t, sch, out), "rolling-update-on-sqlite-claim").Locations[0].PhysicalLocation
-	if loc.ArtifactLocation.URI != "kuma/templates/deployment.yaml" || loc.Region.StartLine != 0 {
-		t.Errorf("rolling-update-on-sqlite-claim at %+v, want kuma/templates/deployment.yaml without a line", loc)
+	if strings.Contains(out, `"kube"`) {
+		t.Errorf("report outside a cluster mentions kube:\n%s", out)
 	}
 }

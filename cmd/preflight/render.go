@@ -177,6 +177,13 @@ func probesChecked(p preflight.WriterProbes) string {
 			not = append(not, pr.name+" ("+pr.status+")")
 		}
 	}
+	switch p.Kube {
+	case "":
+	case "ran":
+		ran = append(ran, "pods")
+	default:
+		not = append(not, "pods ("+p.Kube+")")
+	}
 	if p.Activity == "quiet" {
 		ran = append(ran, "file activity")
 	}

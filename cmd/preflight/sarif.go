@@ -118,7 +118,7 @@ func sarifLevel(l preflight.Level) string {
 // findingLocation is where a finding points: the declaring compose file
 // and line of its service mount, or the path it is about (line 0).
 func findingLocation(r *preflight.Report, f preflight.Finding) compose.Location {
-	if a := r.Kube; a != nil {
+	if a := r.Manifests; a != nil {
 		return kubeLocation(a, f)
 	}
 	if a := r.Compose; a != nil {
