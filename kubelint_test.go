@@ -57,8 +57,8 @@ var kubeCases = []kubeCase{
 		"warn shared-sqlite-claim daemonset/kuma-agent",
 	}, preflight.VerdictUnsafe},
 	{"statefulset RWX CephFS template, a List", []string{filepath.Join(kubeHand, "statefulset-cephfs.yaml")}, nil, []string{
-		"error rwx-on-network-class git/statefulset/gitea",
-	}, preflight.VerdictUnsafe},
+		"warn rwx-on-network-class git/statefulset/gitea",
+	}, preflight.VerdictWarn},
 }
 
 func loadKube(t *testing.T, inputs []string) ([]manifest.Object, []string) {

@@ -58,7 +58,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"rwx-on-network-class", LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn RWX, ...): pods on several nodes may write it, and their locks never meet (warn when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, onManifest: true,
+		Rule: Rule{"rwx-on-network-class", LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn RWX, ...): pods on several nodes may write it, and their locks never meet (warn for a StatefulSet's volumeClaimTemplate, a claim per replica, and when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, onManifest: true,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || !slices.Contains(c.AccessModes, kubeapi.ReadWriteMany) || !kubeFirstOfClaim(s) {
@@ -66,6 +66,10 @@ var manifestRules = []rule{
 			}
 			switch c.Storage.Class {
 			case mounts.ClassNetwork:
+				if c.Template != "" {
+					return fmt.Sprintf("the volumeClaimTemplate %s of %s asks for ReadWriteMany on a network filesystem (%s%s) for %s: each replica has a claim of its own, but ReadWriteMany lets any other pod, on any node, mount it beside the replica, and their locks never meet",
+						c.Name, kubeWorkload(s).Key(), c.StorageFrom, kubeDriver(c.Storage), s.km.Why), LevelWarn, true
+				}
 				return fmt.Sprintf("claim %s (%s) asks for ReadWriteMany on a network filesystem (%s%s) and %s mounts it (%s): pods on other nodes are other kernels, whose POSIX locks and WAL shared memory never meet, so two of them corrupt the database",
 					c.Key(), kubeClaimWhere(c), c.StorageFrom, kubeDriver(c.Storage), kubeWorkload(s).Key(), s.km.Why), "", true
 			case mounts.ClassUnknown:
