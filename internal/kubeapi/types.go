@@ -405,3 +405,23 @@ type JobSpec struct {
 	Completions *int32          `json:"completions,omitempty"`
 	Template    PodTemplateSpec `json:"template"`
 }
+
+// CronJob is a batch/v1 CronJob: a Job from JobTemplate on a schedule.
+type CronJob struct {
+	TypeMeta
+	Metadata ObjectMeta  `json:"metadata"`
+	Spec     CronJobSpec `json:"spec"`
+}
+
+// CronJobSpec: ConcurrencyPolicy "" means Allow (a run may start while
+// the previous one still runs); Forbid and Replace do not overlap runs.
+type CronJobSpec struct {
+	ConcurrencyPolicy string          `json:"concurrencyPolicy,omitempty"`
+	JobTemplate       JobTemplateSpec `json:"jobTemplate"`
+}
+
+// JobTemplateSpec is a CronJob's job template.
+type JobTemplateSpec struct {
+	Metadata ObjectMeta `json:"metadata"`
+	Spec     JobSpec    `json:"spec"`
+}
