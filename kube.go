@@ -52,7 +52,8 @@ type KubePatch struct {
 // catalogue's images and data directories, and the claims named in
 // DataClaims), judges them with the kube rules of the one rules table
 // (rolling-update-on-sqlite-claim, replicas-on-sqlite-claim,
-// rwx-on-network-class, daemonset-on-sqlite-claim, shared-sqlite-claim)
+// cronjob-overlap-on-sqlite-claim, rwx-on-network-class,
+// daemonset-on-sqlite-claim, shared-sqlite-claim)
 // and returns the Report with Manifests set. It reads nothing but the objects.
 func CheckKube(opts KubeOptions) (*Report, error) {
 	cat := compose.Builtin()

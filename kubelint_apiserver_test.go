@@ -27,6 +27,7 @@ var kubeResources = map[string]struct {
 	"StatefulSet":           {"/apis/apps/v1", "statefulsets", true},
 	"DaemonSet":             {"/apis/apps/v1", "daemonsets", true},
 	"Job":                   {"/apis/batch/v1", "jobs", true},
+	"CronJob":               {"/apis/batch/v1", "cronjobs", true},
 	"Pod":                   {"/api/v1", "pods", true},
 	"PersistentVolumeClaim": {"/api/v1", "persistentvolumeclaims", true},
 	"PersistentVolume":      {"/api/v1", "persistentvolumes", false},

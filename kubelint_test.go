@@ -56,6 +56,11 @@ var kubeCases = []kubeCase{
 		"error daemonset-on-sqlite-claim daemonset/kuma-agent",
 		"warn shared-sqlite-claim daemonset/kuma-agent",
 	}, preflight.VerdictUnsafe},
+	{"cronjobs beside a deployment", []string{filepath.Join(kubeHand, "cronjob.yaml")}, nil, []string{
+		"warn shared-sqlite-claim media/deployment/radarr",
+		"warn replicas-on-sqlite-claim media/cronjob/radarr-export",
+		"warn cronjob-overlap-on-sqlite-claim media/cronjob/radarr-export",
+	}, preflight.VerdictWarn},
 	{"statefulset RWX CephFS template, a List", []string{filepath.Join(kubeHand, "statefulset-cephfs.yaml")}, nil, []string{
 		"warn rwx-on-network-class git/statefulset/gitea",
 	}, preflight.VerdictWarn},

@@ -45,7 +45,7 @@ var manifestRules = []rule{
 				return "", "", false
 			}
 			what := "replicas"
-			if w.Kind == manifest.KindJob {
+			if w.Kind == manifest.KindJob || w.Kind == manifest.KindCronJob {
 				what = "parallelism"
 			}
 			return fmt.Sprintf("%s runs %s: %d and every pod mounts %s (%s): %d processes write one database at once, and on a shared network volume %s",
@@ -54,6 +54,22 @@ var manifestRules = []rule{
 		remedy: func(s subject) []string {
 			return []string{
 				"Run one pod: the patch below (replicas: 1; a Job: parallelism: 1). SQLite applications are single-instance: scale by giving each instance its own claim (a StatefulSet's volumeClaimTemplates), not by sharing one.",
+			}
+		},
+	},
+	{
+		Rule: Rule{"cronjob-overlap-on-sqlite-claim", LevelWarn, "kube: a CronJob whose runs may overlap (concurrencyPolicy Allow, the default) mounts a shared volume that holds SQLite data: a run that outlasts its interval has the next one start beside it (error on a network filesystem)"}, onManifest: true,
+		match: func(s subject) (string, Level, bool) {
+			w := kubeWorkload(s)
+			if !kubeWriter(s) || w.Kind != manifest.KindCronJob || !w.Overlap || !kubeShared(s.km) {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s has concurrencyPolicy %s and mounts %s (%s): a run still going when the next is due is joined by it, two writers of one database, and on a shared network volume %s",
+				w.Key(), w.Strategy, kubeVolumeWhat(s), s.km.Why, kubeTwoKernels(s)), kubeLevel(s), true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Never run two at once: concurrencyPolicy Forbid (the patch below) skips a run while the previous one goes on; Replace stops the previous one first, which may interrupt a transaction mid-way.",
 			}
 		},
 	},
@@ -132,12 +148,18 @@ var kubePatches = map[string]func(s subject) *KubePatch{
 		return workloadPatch(s, `{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}`)
 	},
 	"replicas-on-sqlite-claim": func(s subject) *KubePatch {
-		if kubeWorkload(s).Kind == manifest.KindJob {
+		switch kubeWorkload(s).Kind {
+		case manifest.KindJob:
 			return workloadPatch(s, `{"spec":{"parallelism":1}}`)
+		case manifest.KindCronJob:
+			return workloadPatch(s, `{"spec":{"jobTemplate":{"spec":{"parallelism":1}}}}`)
 		}
 		return workloadPatch(s, `{"spec":{"replicas":1}}`)
 	},
 	"rwx-on-network-class": claimPatch,
+	"cronjob-overlap-on-sqlite-claim": func(s subject) *KubePatch {
+		return workloadPatch(s, `{"spec":{"concurrencyPolicy":"Forbid"}}`)
+	},
 }
 
 // evaluateManifests runs the kube rules over every mount of r.Manifests, in table
@@ -222,6 +244,9 @@ func kubeVolumeWhat(s subject) string {
 
 // kubeClaimWhere says what backs a claim.
 func kubeClaimWhere(c *manifest.Claim) string {
+	if c.Storage.Class == mounts.ClassUnknown {
+		return "storage unknown: " + c.StorageFrom
+	}
 	return fmt.Sprintf("%s, from %s", c.Storage.Class, c.StorageFrom)
 }
 

@@ -45,22 +45,26 @@ const (
 	KindDaemonSet   = "DaemonSet"
 	KindReplicaSet  = "ReplicaSet"
 	KindJob         = "Job"
+	KindCronJob     = "CronJob"
 	KindPod         = "Pod"
 )
 
-// Workload is an object that runs pods from a pod template (or a bare Pod).
+// Workload is an object that runs pods from a pod template (or a bare
+// Pod): a Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob.
 type Workload struct {
 	Kind      string   `json:"kind"`
 	Name      string   `json:"name"`
 	Namespace string   `json:"namespace,omitempty"`
 	At        Location `json:"at"`
 	// Replicas is how many pods run at once in a steady state: spec.replicas
-	// (default 1), a Job's spec.parallelism (default 1), 1 for a Pod; 0
+	// (default 1), a Job's (or a CronJob's job template's) spec.parallelism
+	// (default 1), 1 for a Pod; 0
 	// for a DaemonSet, whose pods are one per node (PerNode).
 	Replicas int  `json:"replicas"`
 	PerNode  bool `json:"per_node,omitempty"`
 	// Strategy is a Deployment's spec.strategy.type ("RollingUpdate" when
-	// absent, the API default) or a StatefulSet's updateStrategy.type.
+	// absent, the API default), a StatefulSet's updateStrategy.type, or a
+	// CronJob's concurrencyPolicy ("Allow" when absent).
 	Strategy string `json:"strategy,omitempty"`
 	// Surge is set when an update starts a new pod while an old one still
 	// runs: a Deployment's RollingUpdate with maxSurge above 0 (absent
@@ -68,6 +72,9 @@ type Workload struct {
 	Surge bool `json:"surge,omitempty"`
 	// MaxSurge is the strategy's maxSurge as written ("" when absent).
 	MaxSurge string `json:"max_surge,omitempty"`
+	// Overlap is set for a CronJob whose runs may overlap:
+	// concurrencyPolicy Allow (the default when absent).
+	Overlap bool `json:"overlap,omitempty"`
 	// Object is the index of the workload's object in the input.
 	Object int `json:"-"`
 }

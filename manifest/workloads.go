@@ -22,15 +22,7 @@ func (st *store) addWorkload(a *Analysis, i int) error {
 		if err != nil {
 			return err
 		}
-		w.Replicas = kubeapi.ReplicaCount(d.Spec.Replicas)
-		w.Strategy = d.Spec.Strategy.Type
-		if w.Strategy == "" {
-			w.Strategy = kubeapi.StrategyRollingUpdate
-		}
-		w.Surge = d.Spec.Strategy.SurgesNewPod()
-		if ru := d.Spec.Strategy.RollingUpdate; ru != nil && ru.MaxSurge != nil {
-			w.MaxSurge = intOrString(*ru.MaxSurge)
-		}
+		deployment(&w, d)
 		spec = d.Spec.Template.Spec
 	case KindStatefulSet:
 		s, err := decode[kubeapi.StatefulSet](o)
@@ -69,6 +61,13 @@ func (st *store) addWorkload(a *Analysis, i int) error {
 		}
 		w.Replicas = kubeapi.ReplicaCount(j.Spec.Parallelism)
 		spec = j.Spec.Template.Spec
+	case KindCronJob:
+		j, err := decode[kubeapi.CronJob](o)
+		if err != nil {
+			return err
+		}
+		cronJob(&w, j)
+		spec = j.Spec.JobTemplate.Spec.Template.Spec
 	case KindPod:
 		p, err := decode[kubeapi.Pod](o)
 		if err != nil {
@@ -81,6 +80,29 @@ func (st *store) addWorkload(a *Analysis, i int) error {
 	a.Workloads = append(a.Workloads, w)
 	st.templates = append(st.templates, podTemplate{index: len(a.Workloads) - 1, spec: spec})
 	return nil
+}
+
+// deployment sets a Deployment's replicas and update strategy.
+func deployment(w *Workload, d *kubeapi.Deployment) {
+	w.Replicas = kubeapi.ReplicaCount(d.Spec.Replicas)
+	w.Strategy = d.Spec.Strategy.Type
+	if w.Strategy == "" {
+		w.Strategy = kubeapi.StrategyRollingUpdate
+	}
+	w.Surge = d.Spec.Strategy.SurgesNewPod()
+	if ru := d.Spec.Strategy.RollingUpdate; ru != nil && ru.MaxSurge != nil {
+		w.MaxSurge = intOrString(*ru.MaxSurge)
+	}
+}
+
+// cronJob sets a CronJob's parallelism and concurrency policy.
+func cronJob(w *Workload, j *kubeapi.CronJob) {
+	w.Replicas = kubeapi.ReplicaCount(j.Spec.JobTemplate.Spec.Parallelism)
+	w.Strategy = j.Spec.ConcurrencyPolicy
+	if w.Strategy == "" {
+		w.Strategy = "Allow"
+	}
+	w.Overlap = w.Strategy == "Allow"
 }
 
 // templateVolume gives a StatefulSet's pod spec the volume its
