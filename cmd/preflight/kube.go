@@ -60,8 +60,9 @@ func (c *KubeCmd) Run(g *Globals) error {
 	return nil
 }
 
-// renderKube writes the report: a table of the workload volumes, then the
-// findings with their fixes and patches; or JSON, or SARIF.
+// renderKube writes the report: a table of the workload volumes (but
+// configMaps, secrets and other volumes that hold no SQLite data), then
+// the findings with their fixes and patches; or JSON, or SARIF.
 func renderKube(w io.Writer, r *preflight.Report, format string) error {
 	switch format {
 	case "sarif":
@@ -77,6 +78,9 @@ func renderKube(w io.Writer, r *preflight.Report, format string) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKLOAD\tVOLUME\tSOURCE\tCLASS\tMODES\tPATHS\tRW\tDATA")
 	for _, m := range a.Mounts {
+		if m.Source == "other" && !m.SQLite {
+			continue // configMap, secret, projected: not data
+		}
 		src, class, modes := m.Source, string(m.Storage.Class), "-"
 		if m.Claim >= 0 {
 			cl := a.Claims[m.Claim]
