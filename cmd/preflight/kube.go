@@ -126,7 +126,22 @@ func renderKube(w io.Writer, r *preflight.Report, format string) error {
 			}
 		}
 	}
+	renderNotJudged(&b, a)
 	fmt.Fprintf(&b, "\nverdict: %s\n", r.Verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderNotJudged names the read-write claims of images the catalogue
+// does not know: the verdict does not cover them.
+func renderNotJudged(b *strings.Builder, a *manifest.Analysis) {
+	var names []string
+	for _, m := range a.Mounts {
+		if m.Claim >= 0 && !m.SQLite && !m.ReadOnly {
+			names = append(names, a.Workloads[m.Workload].Key()+" claim "+a.Claims[m.Claim].Key())
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(b, "\nnot judged: %d read-write claims of images not in the catalogue (name those that hold SQLite data with --data-claim):\n  %s\n", len(names), strings.Join(names, "\n  "))
+	}
 }

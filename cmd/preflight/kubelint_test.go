@@ -42,6 +42,7 @@ func TestKubeExitCodes(t *testing.T) {
 		{[]string{"-f", filepath.Join(pub, "uptime-kuma-k8s"), "--fail-on", "warn", "--ignore", "rolling-update-on-sqlite-claim"}, exitOK, "INFO rolling-update-on-sqlite-claim (ignored)"},
 		{[]string{"-f", filepath.Join(pub, "uptime-kuma-example", "kubernetes-example.yaml"), "--fail-on", "warn"}, exitOK, "verdict: ok"},
 		{[]string{"-f", filepath.Join(hand, "rwx-nfs-class.yaml")}, exitUnsafe, "ERROR rwx-on-network-class: claim vault/vw-data"},
+		{[]string{"-f", filepath.Join(hand, "static-nfs-pv.yaml")}, exitOK, "not judged: 1 read-write claims of images not in the catalogue (name those that hold SQLite data with --data-claim):\n  jobs/job/importer claim jobs/app-db\n"},
 		{[]string{"-f", filepath.Join(hand, "rwx-nfs-class.yaml"), "--fail-on", "never"}, exitOK, "verdict: unsafe"},
 		{[]string{"-f", bad}, exitUsage, ""},
 		{[]string{"-f", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, ""},
