@@ -189,7 +189,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		r.Findings = []Finding{}
 	}
 	r.Verdict = verdictOf(r.Worst())
-	r.FSClass = worstClass(r.DataDirs)
+	r.FSClass = kubeWorst(r, worstClass(r.DataDirs))
 	r.JournalMode = "wal"
 	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown || anySingleFileMount(r.DataDirs) || anyUnexamined(r.DataDirs) {
 		r.JournalMode = "delete"

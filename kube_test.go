@@ -112,8 +112,11 @@ func TestKubeWriterPods(t *testing.T) {
 		if !strings.Contains(strings.Join(f.Remedy, " "), "kubectl -n two delete pod other") {
 			t.Errorf("live-writer-pod remedy %q, want kubectl delete pod", f.Remedy)
 		}
-		if m := finding(r, "multiple-writers"); m == nil || m.Level != preflight.LevelError {
-			t.Errorf("multiple-writers = %+v, want error (WAL on NFS from two nodes)", m)
+		if w := finding(r, "wal-on-network-fs"); w == nil {
+			t.Errorf("no wal-on-network-fs: the PV's NFS class must win over the mount table's local (findings %s)", ids(r))
+		}
+		if r.FSClass != "network" || r.JournalMode != "delete" {
+			t.Errorf("fs_class %s, recommended journal mode %s; want network, delete (the PV is NFS)", r.FSClass, r.JournalMode)
 		}
 		if r.Verdict != preflight.VerdictUnsafe {
 			t.Errorf("verdict %s, want unsafe", r.Verdict)

@@ -101,6 +101,11 @@ var kubeRules = []rule{
 			required := s.opt.Kube.Mode == kube.ModeRequired
 			switch k.Status {
 			case kube.StatusUnreachable, kube.StatusTimeout, kube.StatusFailed:
+			case kube.StatusDenied:
+				if len(k.Denied) > 0 {
+					return "", "", false // kube-permission-denied names them
+				}
+				// 401: the token was refused (expired, revoked)
 			case kube.StatusNoPod:
 				if !required && k.Config != nil && k.Config.Source != "in-cluster" {
 					return "", "", false // a kubeconfig outside a pod, no --pod: nothing to ask about
@@ -277,4 +282,18 @@ func podStop(w *kube.Writer) string {
 		return fmt.Sprintf("kubectl -n %s delete pod %s", ns, shell.Quote(w.Name))
 	}
 	return fmt.Sprintf("stop %s %s, then kubectl -n %s delete pod %s", w.OwnerKind, w.OwnerName, ns, shell.Quote(w.Name))
+}
+
+// kubeWorst is c, or the class the Kubernetes objects give a checked path
+// when that is riskier (unknown drivers excepted, as in kubeClass).
+func kubeWorst(r *Report, c mounts.Class) mounts.Class {
+	if r.Kube == nil {
+		return c
+	}
+	for _, p := range r.Kube.Paths {
+		if k := p.Storage.Class; k != "" && k != mounts.ClassUnknown && riskier(k, c) {
+			c = k
+		}
+	}
+	return c
 }

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -210,4 +211,26 @@ func (c *Cluster) HTTPClient() *http.Client {
 // ctx returns the test's context bounded by requestTimeout.
 func (c *Cluster) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(c.t.Context(), requestTimeout)
+}
+
+// InClusterEnv returns the environment a pod has for this API server:
+// KUBERNETES_SERVICE_HOST=127.0.0.1 and KUBERNETES_SERVICE_PORT=PORT (the
+// API server listens on loopback only: a container reaches it on the host
+// network). With WriteServiceAccountDir's files at
+// /var/run/secrets/kubernetes.io/serviceaccount/, that is the in-cluster
+// configuration.
+func (c *Cluster) InClusterEnv() []string {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return nil
+	}
+	return []string{"KUBERNETES_SERVICE_HOST=" + u.Hostname(), "KUBERNETES_SERVICE_PORT=" + u.Port()}
+}
+
+// Stop stops the API server and etcd now (as t.Cleanup would), for a test
+// of what a client does when the API goes away: URL then refuses
+// connections. The Cluster's helpers fail afterwards. Calling it again, or
+// the cleanup after it, does nothing.
+func (c *Cluster) Stop() {
+	c.stop()
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/preflight-sqlite/preflight/probe/kube"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
 // peer is an httptest TLS server standing in for a hostile or broken API
@@ -201,6 +202,10 @@ func TestNotInCluster(t *testing.T) {
 	if res.Status != kube.StatusNotInCluster {
 		t.Errorf("Probe(no env, no kubeconfig) = %s, want not-in-cluster", res.Status)
 	}
+	res = kube.Probe(context.Background(), []string{"/data"}, kube.Options{Mode: kube.ModeRequired, Env: func(string) string { return "" }})
+	if res.Status != kube.StatusFailed || res.Sure {
+		t.Errorf("Probe(required, no env, no kubeconfig) = %s, want failed", res.Status)
+	}
 }
 
 func TestInCluster(t *testing.T) {
@@ -222,5 +227,22 @@ func TestInCluster(t *testing.T) {
 	}
 	if p := res.Paths[0]; p.Claim != "data" || len(p.Containers) != 1 || p.Containers[0] != "app" {
 		t.Errorf("Probe(in-cluster) path = %+v, want claim data in container app", p)
+	}
+}
+
+// TestKubeletPathInMountTable: a data path that no volumeMount names (the
+// application resolved a symlink to it) is still mapped to its volume by
+// the kubelet directory in the mount's root.
+func TestKubeletPathInMountTable(t *testing.T) {
+	kc := peer(t, api(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"items":[]}`) }))
+	table, err := mounts.Parse(strings.NewReader("1 0 254:1 / / rw - overlay overlay rw\n" +
+		"2 1 254:1 /var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/data /srv/real rw - ext4 /dev/vda1 rw\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := kube.Probe(context.Background(), []string{"/srv/real/app.db"}, kube.Options{Kubeconfig: kc, Pod: "app/me", Timeout: 5 * time.Second, MountTable: table})
+	p := res.Paths[0]
+	if p.KubeletPath != "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/data" || p.Volume != "data" || p.Claim != "data" {
+		t.Errorf("Probe(/srv/real/app.db) path = %+v, want volume data from the kubelet path, claim data", p)
 	}
 }

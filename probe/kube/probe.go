@@ -28,6 +28,9 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 		return Result{Status: StatusOff}
 	}
 	cfg, err := configure(opts)
+	if cfg == nil && err == nil && opts.Mode == ModeRequired {
+		err = errors.New("no Kubernetes API configured: no KUBERNETES_SERVICE_HOST (not in a pod) and no kubeconfig")
+	}
 	if cfg == nil && err == nil {
 		return Result{Status: StatusNotInCluster}
 	}

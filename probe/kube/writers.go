@@ -123,8 +123,8 @@ func (p *prober) findWriters(ctx context.Context, self *kubeapi.Pod) {
 		if cns != ns && len(claims[cns]) == 0 {
 			continue
 		}
-		if cns == ns && len(claims[cns]) == 0 && !backed && !p.anyVolume() {
-			continue
+		if cns == ns && len(claims[cns]) == 0 && !backed {
+			continue // no claim and no export: no other pod can share it
 		}
 		err := list(ctx, p.c, "/api/v1/namespaces/"+esc(cns)+"/pods", "pods", cns, func(pod *kubeapi.Pod) {
 			p.matchPod(ctx, self, pod, claims[cns])
@@ -134,15 +134,6 @@ func (p *prober) findWriters(ctx context.Context, self *kubeapi.Pod) {
 			p.unsure(func(pp Path) bool { return pp.Volume != "" })
 		}
 	}
-}
-
-func (p *prober) anyVolume() bool {
-	for _, pp := range p.res.Paths {
-		if pp.Volume != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // unsure marks the paths that which selects as not sure.
