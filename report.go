@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/health"
@@ -60,6 +61,9 @@ type Finding struct {
 	Remedy []string `json:"remedy,omitempty"`
 	// Ignored is set when --ignore demoted the finding to info.
 	Ignored bool `json:"ignored,omitempty"`
+	// Patch is the JSON merge patch that fixes a kube finding (preflight
+	// kube), when one does.
+	Patch *KubePatch `json:"patch,omitempty"`
 }
 
 // MountTable says where the mount table came from.
@@ -221,8 +225,12 @@ type Report struct {
 	// Compose is the compose analysis (preflight compose): every service
 	// mount, whether it holds SQLite data and why, and the proposed
 	// rewrites. Nil for other commands.
-	Compose  *compose.Analysis `json:"compose,omitempty"`
-	Findings []Finding         `json:"findings"`
+	Compose *compose.Analysis `json:"compose,omitempty"`
+	// Manifests is the manifest analysis (preflight kube): every
+	// workload, claim and workload volume, and which hold SQLite data.
+	// Nil for other commands.
+	Manifests *manifest.Analysis `json:"manifests,omitempty"`
+	Findings  []Finding          `json:"findings"`
 }
 
 // Worst returns the highest level among the report's findings (info when

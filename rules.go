@@ -10,6 +10,7 @@ import (
 	"github.com/preflight-sqlite/preflight/internal/shell"
 
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -24,6 +25,8 @@ type subject struct {
 	db  *Database
 	// cm is the compose service mount for compose rules (nil otherwise).
 	cm *compose.Mount
+	// km is the workload volume for manifest rules (nil otherwise).
+	km *manifest.Mount
 	// exported is Options.JournalModeExported.
 	exported bool
 }
@@ -57,6 +60,8 @@ func (s subject) path() string {
 	switch {
 	case s.cm != nil:
 		return s.cm.Key()
+	case s.km != nil:
+		return s.r.Manifests.Workloads[s.km.Workload].Key()
 	case s.db != nil:
 		return s.db.Path
 	case s.dir != nil:
@@ -77,8 +82,10 @@ type rule struct {
 	// onDB selects database rules (evaluated per database) over directory
 	// rules (evaluated once per data directory); onReport rules are
 	// evaluated once per report, with dir and db nil; onCompose rules once
-	// per compose service mount (Report.Compose.Mounts), with cm set.
-	onDB, onReport, onCompose bool
+	// per compose service mount (Report.Compose.Mounts), with cm set;
+	// onManifest rules once per workload volume of Report.Manifests, with
+	// km set.
+	onDB, onReport, onCompose, onManifest bool
 	// match returns the message and the level (zero: the rule's level) when
 	// the rule applies.
 	match func(s subject) (msg string, lvl Level, ok bool)
@@ -745,7 +752,7 @@ func evaluate(r *Report, opts Options) []Finding {
 		d := &r.DataDirs[i]
 		for _, rl := range rules {
 			switch {
-			case rl.onReport, rl.onCompose:
+			case rl.onReport, rl.onCompose, rl.onManifest:
 			case !rl.onDB:
 				s := base
 				s.dir = d
@@ -769,6 +776,9 @@ func evaluate(r *Report, opts Options) []Finding {
 				}
 			}
 		}
+	}
+	if r.Manifests != nil {
+		out = append(out, evaluateManifests(r, base)...)
 	}
 	return out
 }

@@ -24,10 +24,13 @@ type TypeMeta struct {
 
 // ObjectMeta is the part of metadata preflight reads.
 type ObjectMeta struct {
-	Name            string            `json:"name,omitempty"`
-	Namespace       string            `json:"namespace,omitempty"`
-	UID             string            `json:"uid,omitempty"`
-	Labels          map[string]string `json:"labels,omitempty"`
+	Name      string            `json:"name,omitempty"`
+	Namespace string            `json:"namespace,omitempty"`
+	UID       string            `json:"uid,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	// Annotations: preflight kube reads a StorageClass's
+	// storageclass.kubernetes.io/is-default-class.
+	Annotations     map[string]string `json:"annotations,omitempty"`
 	OwnerReferences []OwnerReference  `json:"ownerReferences,omitempty"`
 }
 
@@ -401,4 +404,24 @@ type JobSpec struct {
 	Parallelism *int32          `json:"parallelism,omitempty"`
 	Completions *int32          `json:"completions,omitempty"`
 	Template    PodTemplateSpec `json:"template"`
+}
+
+// CronJob is a batch/v1 CronJob: a Job from JobTemplate on a schedule.
+type CronJob struct {
+	TypeMeta
+	Metadata ObjectMeta  `json:"metadata"`
+	Spec     CronJobSpec `json:"spec"`
+}
+
+// CronJobSpec: ConcurrencyPolicy "" means Allow (a run may start while
+// the previous one still runs); Forbid and Replace do not overlap runs.
+type CronJobSpec struct {
+	ConcurrencyPolicy string          `json:"concurrencyPolicy,omitempty"`
+	JobTemplate       JobTemplateSpec `json:"jobTemplate"`
+}
+
+// JobTemplateSpec is a CronJob's job template.
+type JobTemplateSpec struct {
+	Metadata ObjectMeta `json:"metadata"`
+	Spec     JobSpec    `json:"spec"`
 }
