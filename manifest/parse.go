@@ -21,7 +21,7 @@ import (
 	"io"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // MaxInput is the most bytes Parse reads from one input (a file or

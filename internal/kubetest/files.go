@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // WriteKubeconfig writes a kubeconfig file (mode 0600) to path with one

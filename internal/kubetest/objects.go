@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // resource is one entry of an API group version's discovery document.

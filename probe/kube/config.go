@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // DefaultServiceAccountDir is where the kubelet mounts a pod's service
