@@ -9,8 +9,8 @@ import (
 
 // TestLinuxOnly: off Linux, the commands that read this machine's /proc,
 // locks or mount table, or exec an application, stop with exit 1 and say
-// that they need Linux and what runs instead; compose, writers, and check
-// or mounts of a saved table run.
+// that they need Linux and what runs instead; compose, kube, writers, and
+// check or mounts of a saved table run.
 func TestLinuxOnly(t *testing.T) {
 	for _, tc := range []struct {
 		goos, command string
@@ -27,6 +27,8 @@ func TestLinuxOnly(t *testing.T) {
 		{"windows", "mounts", true, false},
 		{"windows", "compose", false, false},
 		{"windows", "writers", false, false},
+		{"windows", "kube", false, false},
+		{"darwin", "kube", false, false},
 		{"darwin", "writers", false, false},
 		{"linux", "run", false, false},
 		{"linux", "check", false, false},
@@ -44,7 +46,7 @@ func TestLinuxOnly(t *testing.T) {
 		out := stderr.String()
 		if code != exitInternal || !errors.Is(err, errNeedsLinux) ||
 			!strings.Contains(out, "preflight: error: "+tc.command+" needs Linux") ||
-			!strings.Contains(out, "this is "+tc.goos) || !strings.Contains(out, "preflight: hint: on "+tc.goos+", compose, writers") {
+			!strings.Contains(out, "this is "+tc.goos) || !strings.Contains(out, "preflight: hint: on "+tc.goos+", compose, kube, writers") {
 			t.Errorf("linuxOnly(%s, %s): exit %d, stderr:\n%s\nwant exit 1, the command, the system and a hint", tc.goos, tc.command, code, out)
 		}
 		if wantFlag := tc.command == "check" || tc.command == "mounts"; wantFlag != strings.Contains(out, "--mountinfo mounts.txt") {
