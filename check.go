@@ -14,14 +14,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // ErrNoPaths is returned by Check when Options.Paths is empty.
@@ -99,7 +101,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 			}
 		}
 	}
-	r := &Report{Schema: Schema, Probes: map[string]string{}}
+	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{}}
 	var inContainer []containerPath
 	if opts.Container != "" {
 		paths, cps, err := inspectContainer(ctx, r, opts)
@@ -123,15 +125,15 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		var d DataDir
 		switch {
 		case inContainer != nil && inContainer[i].local == "":
-			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, saved: true}
+			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, Saved: true}
 		case inContainer != nil:
 			d = discoverBounded(ctx, inContainer[i].local, false, opts)
 			d.ContainerPath = p
 		default:
 			d = discoverBounded(ctx, p, saved, opts)
 		}
-		d.dedupe(seen)
-		h, u := d.lookups()
+		dedupe(&d, seen)
+		h, u := lookups(&d)
 		holding, under = append(holding, h...), append(under, u...)
 		r.DataDirs = append(r.DataDirs, d)
 	}
@@ -156,11 +158,11 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		r.MountTable.Format = table.Format
 		r.MountTable.Mounts = len(table.Mounts)
 		r.MountTable.Skipped = table.Skipped
-		r.Probes["mounts"] = "ran"
+		r.Probes["mounts"] = report.ProbeRan
 	} else {
-		r.Probes["mounts"] = "failed"
+		r.Probes["mounts"] = report.ProbeFailed
 	}
-	r.Probes["sqlitefile"] = "ran"
+	r.Probes["sqlitefile"] = report.ProbeRan
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		if d.Mount == nil {
@@ -175,20 +177,15 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Health.ProbeFS {
 		probeFilesystems(r)
 	}
-	r.Findings = evaluate(r, opts)
-	for i := range r.Findings {
-		if slices.Contains(opts.Ignore, r.Findings[i].ID) {
-			r.Findings[i].Level = LevelInfo
-			r.Findings[i].Ignored = true
-		}
-	}
-	if r.Findings == nil {
-		r.Findings = []Finding{}
-	}
-	r.Verdict = verdictOf(r.Worst())
+	r.Findings = judge(r, rules.Input{
+		Starting: opts.Writers.Starting, Converted: opts.Writers.Converted,
+		DockerRequired:      opts.Writers.Docker.Mode == docker.ModeRequired,
+		JournalModeExported: opts.JournalModeExported,
+	}, opts.Ignore)
+	r.Verdict = report.VerdictOf(r.Worst())
 	r.FSClass = worstClass(r.DataDirs)
 	r.JournalMode = "wal"
-	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown || anySingleFileMount(r.DataDirs) || anyUnexamined(r.DataDirs) {
+	if policy.PreferDelete(r.FSClass) || anySingleFileMount(r.DataDirs) || anyUnexamined(r.DataDirs) {
 		r.JournalMode = "delete"
 	}
 	return r, nil
@@ -230,7 +227,7 @@ func discoverBounded(ctx context.Context, p string, saved bool, opts Options) Da
 
 // dedupe drops databases already reported under an earlier path (same
 // device and inode), counting them in Duplicates, and records the rest.
-func (d *DataDir) dedupe(seen map[[2]uint64]bool) {
+func dedupe(d *DataDir, seen map[[2]uint64]bool) {
 	kept := d.Databases[:0]
 	for _, db := range d.Databases {
 		key := [2]uint64{db.Dev, db.Ino}
@@ -252,7 +249,7 @@ func (d *DataDir) dedupe(seen map[[2]uint64]bool) {
 // here is read (unless opts.InspectSaved). tick is called after each
 // filesystem call that answered.
 func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick func()) DataDir {
-	d := DataDir{Path: p, saved: saved, Databases: []Database{}, Resolved: filepath.Clean(p)}
+	d := DataDir{Path: p, Saved: saved, Databases: []Database{}, Resolved: filepath.Clean(p)}
 	if saved && !opts.InspectSaved {
 		return d
 	}
@@ -283,7 +280,7 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 		// A database that does not exist yet, in a directory that does:
 		// the application creates it on first start.
 		if pfi, err := os.Stat(filepath.Dir(p)); err == nil && pfi.IsDir() {
-			d.Exists, newDB, d.dbFile = true, true, true
+			d.Exists, newDB, d.DBFile = true, true, true
 		}
 	}
 	if !d.Exists {
@@ -299,14 +296,14 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 		}
 	}
 	d.Inspected = true
-	d.dbFile = d.dbFile || !fi.IsDir()
+	d.DBFile = d.DBFile || !fi.IsDir()
 	if newDB {
 		db, err := sqlitefile.Inspect(p)
 		if err != nil {
 			d.Errors = append(d.Errors, err.Error())
 		}
-		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}, resolved: filepath.Join(filepath.Dir(d.Resolved), filepath.Base(p))})
-		d.findSillyRenamed()
+		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}, ResolvedPath: filepath.Join(filepath.Dir(d.Resolved), filepath.Base(p))})
+		findSillyRenamed(&d)
 		return d
 	}
 	// A path with ".." is walked from its resolved form: after a symlink
@@ -358,9 +355,9 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 				linked = append(linked, fmt.Sprintf("%s%s -> %s", filepath.Base(db.Path), sfx, target))
 			}
 		}
-		d.Databases = append(d.Databases, Database{Database: db, Link: link, SidecarLinks: linked, Writers: []Writer{}, resolved: resolved})
+		d.Databases = append(d.Databases, Database{Database: db, Link: link, SidecarLinks: linked, Writers: []Writer{}, ResolvedPath: resolved})
 	}
-	d.findSillyRenamed()
+	findSillyRenamed(&d)
 	return d
 }
 
@@ -368,11 +365,11 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 // directory SQLite keeps its -wal in (beside the resolved file), reading
 // each directory once. A directory that cannot be read leaves the list
 // empty: Discover has reported the data directory's own read errors.
-func (d *DataDir) findSillyRenamed() {
+func findSillyRenamed(d *DataDir) {
 	byDir := map[string][]string{}
 	for j := range d.Databases {
 		db := &d.Databases[j]
-		dir := filepath.Dir(db.resolved)
+		dir := filepath.Dir(db.ResolvedPath)
 		names, ok := byDir[dir]
 		if !ok {
 			names, _ = sqlitefile.NFSSillyRenamed(dir)
@@ -386,15 +383,15 @@ func (d *DataDir) findSillyRenamed() {
 // data directory: mounts inside it matter too) and holding (its parent,
 // each database and the directory of each, which may lie elsewhere through
 // a symlink).
-func (d *DataDir) lookups() (holding, under []string) {
-	if d.saved && !d.Inspected {
+func lookups(d *DataDir) (holding, under []string) {
+	if d.Saved && !d.Inspected {
 		return nil, nil
 	}
 	holding = []string{filepath.Dir(d.Resolved)}
 	for _, db := range d.Databases {
-		holding = append(holding, db.resolved, filepath.Dir(db.resolved))
-		for _, sfx := range sidecarSuffixes {
-			holding = append(holding, db.resolved+sfx)
+		holding = append(holding, db.ResolvedPath, filepath.Dir(db.ResolvedPath))
+		for _, sfx := range report.SidecarSuffixes {
+			holding = append(holding, db.ResolvedPath+sfx)
 		}
 	}
 	return holding, []string{d.Resolved}
@@ -410,14 +407,14 @@ func classify(d *DataDir, table *mounts.Table, tableErr string) {
 		d.MountError = tableErr
 		return
 	}
-	if d.MountError != "" && !d.saved {
+	if d.MountError != "" && !d.Saved {
 		return
 	}
 	target := d.Resolved
-	if d.dbFile {
+	if d.DBFile {
 		target = filepath.Dir(target)
 	}
-	m, err := lookup(table, target, d.saved || d.Unresponsive != "")
+	m, err := lookup(table, target, d.Saved || d.Unresponsive != "")
 	if err != nil {
 		d.MountError = err.Error()
 		return
@@ -425,18 +422,18 @@ func classify(d *DataDir, table *mounts.Table, tableErr string) {
 	d.Mount = &m
 	for j := range d.Databases {
 		db := &d.Databases[j]
-		for _, p := range []string{db.resolved, filepath.Dir(db.resolved)} {
-			fm, err := lookup(table, p, d.saved)
+		for _, p := range []string{db.ResolvedPath, filepath.Dir(db.ResolvedPath)} {
+			fm, err := lookup(table, p, d.Saved)
 			if err != nil || fm.Mountpoint == d.Mount.Mountpoint {
 				continue
 			}
-			if db.Mount == nil || riskier(fm.Class, db.Mount.Class) {
+			if db.Mount == nil || policy.Riskier(fm.Class, db.Mount.Class) {
 				fm := fm
 				db.Mount = &fm
 			}
 		}
-		db.SingleFileMount = db.Mount != nil && db.Mount.Mountpoint == db.resolved
-		classifySidecars(db, d.Mount, table, d.saved)
+		db.SingleFileMount = db.Mount != nil && db.Mount.Mountpoint == db.ResolvedPath
+		classifySidecars(db, d.Mount, table, d.Saved)
 	}
 }
 
@@ -467,11 +464,11 @@ func worstClass(dirs []DataDir) mounts.Class {
 		if d.Mount != nil {
 			c = d.Mount.Class
 		}
-		if riskier(c, worst) {
+		if policy.Riskier(c, worst) {
 			worst = c
 		}
 		for _, db := range d.Databases {
-			if db.Mount != nil && riskier(db.Mount.Class, worst) {
+			if db.Mount != nil && policy.Riskier(db.Mount.Class, worst) {
 				worst = db.Mount.Class
 			}
 		}

@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -10,10 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/locks"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // WriterOptions configure the live-writer probes.
@@ -38,98 +43,6 @@ type WriterOptions struct {
 	Converted []string
 }
 
-// Writer is a process, lock holder or container that has a database open.
-type Writer struct {
-	// Kind is "process", "lock" or "container".
-	Kind string `json:"kind"`
-	// Process fields (Kind "process", and "lock" when the holder's pid is
-	// known in our PID namespace).
-	PID     int    `json:"pid,omitempty"`
-	Comm    string `json:"comm,omitempty"`
-	Cmdline string `json:"cmdline,omitempty"`
-	User    string `json:"user,omitempty"`
-	// Files lists how the process holds the database: "db fd 5",
-	// "shm mmap", ...
-	Files []string `json:"files,omitempty"`
-	// Locks lists the POSIX locks held (kind "lock", or a process whose
-	// locks were also seen).
-	Locks []locks.Lock `json:"locks,omitempty"`
-	// Container fields (Kind "container").
-	Container *docker.Container `json:"container,omitempty"`
-	Relation  string            `json:"relation,omitempty"`
-}
-
-// Name describes the writer in one phrase for messages.
-func (w Writer) Name() string {
-	switch w.Kind {
-	case "container":
-		c := w.Container
-		s := fmt.Sprintf("container %s (%s, image %s", c.Name, shortID(c.ID), c.Image)
-		if c.ComposeService != "" {
-			s += fmt.Sprintf(", compose project %s service %s", c.ComposeProject, c.ComposeService)
-		}
-		if c.OneOff {
-			s += ", a one-off compose run"
-		}
-		return s + ")"
-	case "lock":
-		if w.PID > 0 {
-			return fmt.Sprintf("process %d holding %s", w.PID, lockNames(w.Locks))
-		}
-		return fmt.Sprintf("a process outside this PID namespace (another container or the host) holding %s", lockNames(w.Locks))
-	}
-	cmd := w.Cmdline
-	if cmd == "" {
-		cmd = w.Comm
-	}
-	return fmt.Sprintf("process %d (%s, user %s)", w.PID, cmd, w.User)
-}
-
-// Stop is the command that stops the writer.
-func (w Writer) Stop() string {
-	switch {
-	case w.Kind == "container" && w.Container.ComposeService != "" && !w.Container.OneOff:
-		return w.Container.ComposeCommand() + " stop " + w.Container.ComposeService
-	case w.Kind == "container":
-		return "docker stop " + w.Container.Name
-	case w.PID > 0:
-		return fmt.Sprintf("kill %d (or stop the service that runs it)", w.PID)
-	}
-	return "stop the container or host program that has the database open"
-}
-
-func lockNames(ls []locks.Lock) string {
-	var names []string
-	for _, l := range ls {
-		names = append(names, fmt.Sprintf("%s %s lock on %s", l.Type, l.Name, l.File))
-	}
-	return strings.Join(names, ", ")
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
-
-// WriterProbes says, for one database, which live-writer probes ran and
-// whether "no writer found" can be trusted.
-type WriterProbes struct {
-	// Processes, Locks, Docker, Activity: "ran", "unsure", "failed",
-	// "off", "unsupported" (and for Docker its probe status; for Activity
-	// "quiet" or "changed").
-	Processes string `json:"processes"`
-	Locks     string `json:"locks"`
-	Docker    string `json:"docker"`
-	Activity  string `json:"activity"`
-	// Sure is true when every probe that can see a writer of this database
-	// ran fully and no writer can hide from all of them.
-	Sure bool `json:"sure"`
-	// Blind lists what the probes could not see, in words.
-	Blind []string `json:"blind,omitempty"`
-}
-
 // writerFacts are the raw probe results shared by every database.
 type writerFacts struct {
 	procs     procfs.Result
@@ -148,7 +61,7 @@ type writerFacts struct {
 // no SQLite connection is open in this process.
 func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	if opts.Off {
-		r.Probes["processes"], r.Probes["locks"], r.Probes["docker"], r.Probes["activity"] = "off", "off", "off", "off"
+		r.Probes["processes"], r.Probes["locks"], r.Probes["docker"], r.Probes["activity"] = report.ProbeOff, report.ProbeOff, report.ProbeOff, report.ProbeOff
 		return
 	}
 	var dbs []*Database
@@ -203,7 +116,7 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	} else {
 		f.docker = docker.Result{Status: docker.StatusOff}
 		if opts.Docker.Mode != docker.ModeOff {
-			f.docker.Status = "skipped"
+			f.docker.Status = docker.StatusSkipped
 		}
 	}
 	var mu sync.Mutex
@@ -224,7 +137,7 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	}
 	wg.Wait()
 
-	if f.docker.Status != docker.StatusOff && f.docker.Status != "skipped" {
+	if f.docker.Status != docker.StatusOff && f.docker.Status != docker.StatusSkipped {
 		r.Docker = &f.docker
 		r.Engine = f.docker.Engine
 	}
@@ -238,19 +151,19 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 			attribute(r, d, db, &f, opts)
 		}
 	}
-	r.Probes["processes"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Processes })
-	r.Probes["locks"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Locks })
-	r.Probes["docker"] = f.docker.Status
-	r.Probes["activity"] = "off"
+	r.Probes["processes"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Processes })
+	r.Probes["locks"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Locks })
+	r.Probes["docker"] = report.ProbeStatus(f.docker.Status)
+	r.Probes["activity"] = report.ProbeOff
 	if opts.Watch > 0 {
-		r.Probes["activity"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Activity })
+		r.Probes["activity"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Activity })
 	}
 }
 
 // summarize returns the one status every database shares, or the worst.
-func summarize(dbs []*Database, get func(*Database) string) string {
-	order := []string{"failed", "unsupported", "unsure", "changed", "ran", "quiet", "off"}
-	best := ""
+func summarize(dbs []*Database, get func(*Database) report.ProbeStatus) report.ProbeStatus {
+	order := []report.ProbeStatus{report.ProbeFailed, report.ProbeUnsupported, report.ProbeUnsure, report.ProbeChanged, report.ProbeRan, report.ProbeQuiet, report.ProbeOff}
+	best := report.ProbeStatus("")
 	for _, db := range dbs {
 		s := get(db)
 		if best == "" || indexOf(order, s) < indexOf(order, best) {
@@ -258,12 +171,12 @@ func summarize(dbs []*Database, get func(*Database) string) string {
 		}
 	}
 	if best == "" {
-		return "no database"
+		return report.ProbeNoDatabase
 	}
 	return best
 }
 
-func indexOf(list []string, s string) int {
+func indexOf(list []report.ProbeStatus, s report.ProbeStatus) int {
 	for i, v := range list {
 		if v == s {
 			return i
@@ -280,18 +193,18 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 	var pids []int
 	switch {
 	case f.targetErr[db.Path] != nil:
-		p.Processes = "failed"
+		p.Processes = report.ProbeFailed
 		p.Blind = append(p.Blind, "processes: "+f.targetErr[db.Path].Error())
 	case f.procsErr != nil:
-		p.Processes = "failed"
-		if strings.Contains(f.procsErr.Error(), "not supported") {
-			p.Processes = "unsupported"
+		p.Processes = report.ProbeFailed
+		if errors.Is(f.procsErr, procfs.ErrNotSupported) {
+			p.Processes = report.ProbeUnsupported
 		}
 		p.Blind = append(p.Blind, "processes: "+f.procsErr.Error())
 	default:
-		p.Processes = "ran"
+		p.Processes = report.ProbeRan
 		if !f.procs.Sure {
-			p.Processes = "unsure"
+			p.Processes = report.ProbeUnsure
 			p.Blind = append(p.Blind, fmt.Sprintf("processes: %s could not be read%s", ofProcesses(f.procs.Denied, f.procs.Scanned), deniedNames(f.procs)))
 		}
 	}
@@ -301,7 +214,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		}
 		w := byPID[h.PID]
 		if w == nil {
-			w = &Writer{Kind: "process", PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User}
+			w = &Writer{Kind: report.WriterProcess, PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User}
 			byPID[h.PID] = w
 			pids = append(pids, h.PID)
 		}
@@ -315,13 +228,13 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 
 	lr := f.locks[db.Path]
 	switch {
-	case f.locksErr[db.Path] != nil && strings.Contains(f.locksErr[db.Path].Error(), "not supported"):
-		p.Locks = "unsupported"
+	case errors.Is(f.locksErr[db.Path], locks.ErrNotSupported):
+		p.Locks = report.ProbeUnsupported
 	case f.locksErr[db.Path] != nil:
-		p.Locks = "failed"
+		p.Locks = report.ProbeFailed
 		p.Blind = append(p.Blind, "locks: "+f.locksErr[db.Path].Error())
 	default:
-		p.Locks = "ran"
+		p.Locks = report.ProbeRan
 	}
 	var foreign *Writer
 	for _, l := range lr.Locks {
@@ -330,13 +243,13 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 			continue
 		}
 		if l.PID > 0 {
-			w := &Writer{Kind: "lock", PID: l.PID, Locks: []locks.Lock{l}}
+			w := &Writer{Kind: report.WriterLock, PID: l.PID, Locks: []locks.Lock{l}}
 			byPID[l.PID] = w
 			pids = append(pids, l.PID)
 			continue
 		}
 		if foreign == nil {
-			foreign = &Writer{Kind: "lock"}
+			foreign = &Writer{Kind: report.WriterLock}
 		}
 		foreign.Locks = append(foreign.Locks, l)
 	}
@@ -345,20 +258,20 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		db.Writers = append(db.Writers, *byPID[pid])
 	}
 
-	p.Docker = f.docker.Status
+	p.Docker = report.ProbeStatus(f.docker.Status)
 	containers := 0
 	for _, cw := range f.docker.Writers {
 		if cw.Path != db.Path || r.Container != nil && cw.Container.ID == r.Container.ID {
 			continue // with --container, that container is the one checked, not another writer
 		}
 		c := cw.Container
-		db.Writers = append(db.Writers, Writer{Kind: "container", Container: &c, Relation: cw.Relation})
+		db.Writers = append(db.Writers, Writer{Kind: report.WriterContainer, Container: &c, Relation: cw.Relation})
 		containers++
 	}
 	for _, cw := range f.docker.Stopped {
 		if cw.Path == db.Path && (r.Container == nil || cw.Container.ID != r.Container.ID) {
 			c := cw.Container
-			db.Stopped = append(db.Stopped, Writer{Kind: "container", Container: &c, Relation: cw.Relation})
+			db.Stopped = append(db.Stopped, Writer{Kind: report.WriterContainer, Container: &c, Relation: cw.Relation})
 		}
 	}
 	switch {
@@ -380,25 +293,25 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		p.Blind = append(p.Blind, "containers: Docker "+f.docker.Status+nonEmptyPrefix(": ", f.docker.Err))
 	}
 
-	p.Activity = "off"
+	p.Activity = report.ProbeOff
 	if opts.Watch > 0 {
 		if err := f.watchErr[db.Path]; err != nil {
-			p.Activity = "failed"
+			p.Activity = report.ProbeFailed
 			p.Blind = append(p.Blind, "activity: "+err.Error())
 		} else if a, ok := f.activity[db.Path]; ok {
 			db.Activity = &a
-			p.Activity = "quiet"
+			p.Activity = report.ProbeQuiet
 			if a.Changed {
-				p.Activity = "changed"
+				p.Activity = report.ProbeChanged
 			}
 		}
 	}
 
-	class := subject{dir: d, db: db}.class()
-	if unsafeForWAL(class) || class == "unknown" || class == "sandbox" {
+	class := rules.WALClass(d, db)
+	if policy.FarSideBlind(class) {
 		p.Blind = append(p.Blind, fmt.Sprintf("processes on another kernel (a host behind a VM share, another network client) are invisible on a %s filesystem, and their locks do not reach this one", class))
 	}
-	if db.JournalMode != "wal" && f.docker.Status != docker.StatusRan && f.docker.Status != docker.StatusNoDaemon {
+	if db.JournalMode != sqlitefile.JournalWAL && f.docker.Status != docker.StatusRan && f.docker.Status != docker.StatusNoDaemon {
 		p.Blind = append(p.Blind, "an idle connection to a rollback-mode database holds no lock, so other containers are seen only through the Docker API")
 	}
 	p.Sure = len(p.Blind) == 0
@@ -427,28 +340,6 @@ func nonEmptyPrefix(prefix, s string) string {
 		return ""
 	}
 	return prefix + s
-}
-
-// writerCount is how many distinct writers hold db: processes on this
-// kernel and containers are counted together when we run in a container
-// (its processes are ours, the containers others); on a host a container's
-// processes are visible too, so the larger of the two counts is taken.
-func writerCount(db *Database, inContainer bool) int {
-	procs, containers, foreign := 0, 0, 0
-	for _, w := range db.Writers {
-		switch {
-		case w.Kind == "container":
-			containers++
-		case w.PID > 0:
-			procs++
-		default:
-			foreign++
-		}
-	}
-	if inContainer {
-		return procs + max(containers, foreign)
-	}
-	return max(procs, containers, foreign)
 }
 
 // ofProcesses is "N of M processes", with the noun's number right.

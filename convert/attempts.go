@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // priorAttempt is what the latest attempt recorded for the database at
@@ -23,7 +25,7 @@ func priorAttempt(path, dir string, converted []string, states map[string]State)
 	cp := CanonicalPath(path)
 	if slices.Contains(converted, cp) {
 		return Refusal{
-			Reason:  "reenabled",
+			Reason:  string(rules.Reenabled),
 			Message: "converted at an earlier start and in WAL mode again: the application re-enables WAL when it opens the database, so converting again would not last",
 			Remedy:  []string{"Pin the application's journal mode to DELETE (PREFLIGHT_JOURNAL_MODE, --export-env), or move the data to a named volume."},
 		}, true, ""
@@ -53,7 +55,7 @@ func priorAttempt(path, dir string, converted []string, states map[string]State)
 		return Refusal{}, false, backup
 	}
 	return Refusal{
-		Reason: "failed-before",
+		Reason: string(rules.FailedBefore),
 		Message: fmt.Sprintf("the conversion at an earlier start (%s) failed after backing the database up to %s: %s; not tried again, so that each start does not add another full backup",
 			last.At.Format(time.RFC3339), backup, last.Failed),
 		Remedy: []string{"Fix what the error names and convert by hand (preflight convert), or remove " + backup + " to let the next start try again."},

@@ -3,13 +3,14 @@ package convert
 import (
 	"errors"
 	"fmt"
-	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 
 	"github.com/preflight-sqlite/preflight/internal/dirfd"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"

@@ -8,14 +8,11 @@ import (
 
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/rules"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
-
-// unsafeWAL are the findings that make the entrypoint policy convert a
-// database.
-var unsafeWAL = map[string]bool{"wal-on-cross-vm": true, "wal-on-network-fs": true, "wal-on-fuse": true}
 
 // ConvertedBefore reads the state file of each data path (the directory
 // itself, or the directory of a database file) and returns the databases
@@ -114,7 +111,7 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 	states := map[string]State{}
 	reuse := map[string]string{}
 	for _, f := range rep.Findings {
-		if !unsafeWAL[f.ID] || f.Ignored {
+		if !rules.Wants(f, rules.ActConvert) || f.Ignored {
 			continue
 		}
 		r, refused, backup := priorAttempt(f.Path, dirOf[f.Path], check.Writers.Converted, states)

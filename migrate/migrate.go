@@ -657,11 +657,11 @@ func unverified(rep *preflight.Report) string {
 			p := db.WriterProbes
 			if p.Processes != "" && p.Processes != "ran" && !seen["processes"] {
 				seen["processes"] = true
-				why = append(why, "processes: "+p.Processes)
+				why = append(why, "processes: "+string(p.Processes))
 			}
 			if p.Docker != "" && p.Docker != docker.StatusRan && p.Docker != docker.StatusNoDaemon && !seen["docker"] {
 				seen["docker"] = true
-				why = append(why, "containers: Docker "+p.Docker)
+				why = append(why, "containers: Docker "+string(p.Docker))
 			}
 		}
 	}

@@ -161,23 +161,26 @@ func renderHealth(b *strings.Builder, db preflight.Database) {
 // when the Docker probe was turned off.
 func probesChecked(p preflight.WriterProbes) string {
 	var ran, not []string
-	for _, pr := range []struct{ name, status string }{
+	for _, pr := range []struct {
+		name   string
+		status preflight.ProbeStatus
+	}{
 		{"processes", p.Processes}, {"locks", p.Locks}, {"containers", p.Docker},
 	} {
 		switch pr.status {
-		case "ran":
+		case preflight.ProbeRan:
 			ran = append(ran, pr.name)
-		case "unsure":
+		case preflight.ProbeUnsure:
 			ran = append(ran, pr.name+" (partly)")
 		case docker.StatusNoDaemon:
 			ran = append(ran, pr.name+" (no Docker engine here)")
 		case docker.StatusOff:
 			not = append(not, pr.name+" (--docker off)")
 		default:
-			not = append(not, pr.name+" ("+pr.status+")")
+			not = append(not, pr.name+" ("+string(pr.status)+")")
 		}
 	}
-	if p.Activity == "quiet" {
+	if p.Activity == preflight.ProbeQuiet {
 		ran = append(ran, "file activity")
 	}
 	s := "nothing checked"

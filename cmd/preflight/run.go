@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // RunCmd is `preflight run`: the ENTRYPOINT wrapper.
@@ -73,7 +74,7 @@ func (c *RunCmd) Run(g *Globals) error {
 		}
 	} else {
 		for _, f := range r.Findings {
-			logLine(g.stderr, c.LogFormat, f.Level, f.ID, f.Path, f.Message, f.Remedy)
+			logLine(g.stderr, c.LogFormat, f.Level, string(f.ID), f.Path, f.Message, f.Remedy)
 		}
 		for _, d := range r.DataDirs {
 			logLine(g.stderr, c.LogFormat, preflight.LevelInfo, "checked", d.Path, summary(d), nil)
@@ -88,8 +89,7 @@ func (c *RunCmd) Run(g *Globals) error {
 		// application that cannot open a damaged database may recreate it):
 		// whatever --on-unsafe says, unless the finding is ignored.
 		for _, f := range r.Findings {
-			why, ok := startRefusals[f.ID]
-			if ok && f.Level == preflight.LevelError {
+			if why, ok := rules.StartRefusal(f); ok {
 				logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", f.Path, fmt.Sprintf("not starting %s: %s (--ignore %s to start anyway)", argv[0], why, f.ID), nil)
 				return &exitError{code: exitUnsafe}
 			}
@@ -226,11 +226,4 @@ func oneLine(s string) string {
 	}
 	q := strconv.Quote(s)
 	return q[1 : len(q)-1]
-}
-
-// startRefusals are the findings that stop run from starting the
-// application whatever --on-unsafe says, with the reason logged.
-var startRefusals = map[string]string{
-	"wal-without-database": "opening the database would delete its -wal and the data in it",
-	"db-header-damaged":    "the database's header is damaged; an application that fails to open it may recreate it and lose its -wal and what is left",
 }
