@@ -113,62 +113,11 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		// to: whose view to take is said, not our own container's.
 		opts.Writers.Docker.HostPaths = true
 	}
-
-	// Phase 1: everything that reads this machine's files, path by path,
-	// each guarded by the responsiveness check.
-	seen := map[[2]uint64]bool{}
-	var holding, under []string
-	for i, p := range opts.Paths {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var d DataDir
-		switch {
-		case inContainer != nil && inContainer[i].local == "":
-			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, Saved: true}
-		case inContainer != nil:
-			d = discoverBounded(ctx, inContainer[i].local, false, opts)
-			d.ContainerPath = p
-		default:
-			d = discoverBounded(ctx, p, saved, opts)
-		}
-		dedupe(&d, seen)
-		h, u := lookups(&d)
-		holding, under = append(holding, h...), append(under, u...)
-		r.DataDirs = append(r.DataDirs, d)
+	holding, under, err := discoverAll(ctx, r, opts, inContainer)
+	if err != nil {
+		return nil, err
 	}
-
-	// Phase 2: the mount table, then the classification of every directory
-	// and database.
-	table := opts.MountTable
-	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: saved}
-	if table == nil {
-		r.MountTable.Source = "/proc/self/mountinfo"
-		// One read serves the Docker probe too: it finds our container
-		// from the mounts of SelfFiles.
-		t, err := mounts.ReadSelfFor(append(holding, docker.SelfFiles...), under)
-		if err != nil {
-			r.MountTable.Error = err.Error()
-		} else {
-			table = t
-			opts.Writers.Docker.MountTable = t
-		}
-	}
-	if table != nil {
-		r.MountTable.Format = table.Format
-		r.MountTable.Mounts = len(table.Mounts)
-		r.MountTable.Skipped = table.Skipped
-		r.Probes["mounts"] = report.ProbeRan
-	} else {
-		r.Probes["mounts"] = report.ProbeFailed
-	}
-	r.Probes["sqlitefile"] = report.ProbeRan
-	for i := range r.DataDirs {
-		d := &r.DataDirs[i]
-		if d.Mount == nil {
-			classify(d, table, r.MountTable.Error)
-		}
-	}
+	opts.Writers.Docker.MountTable = classifyAll(r, opts, holding, under)
 
 	// Phase 3: live writers (raw reads first), health, the rules.
 	probeWriters(ctx, r, opts.Writers)
@@ -189,6 +138,73 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		r.JournalMode = "delete"
 	}
 	return r, nil
+}
+
+// discoverAll is phase 1 of Check: everything that reads this machine's
+// files, path by path, each guarded by the responsiveness check. It adds
+// a DataDir to r per path and returns the paths whose mounts the mount
+// table must hold (holding) or whose submounts it must keep (under); the
+// error is ctx's.
+func discoverAll(ctx context.Context, r *Report, opts Options, inContainer []containerPath) (holding, under []string, err error) {
+	saved := opts.MountTable != nil
+	seen := map[[2]uint64]bool{}
+	for i, p := range opts.Paths {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		var d DataDir
+		switch {
+		case inContainer != nil && inContainer[i].local == "":
+			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, Saved: true}
+		case inContainer != nil:
+			d = discoverBounded(ctx, inContainer[i].local, false, opts)
+			d.ContainerPath = p
+		default:
+			d = discoverBounded(ctx, p, saved, opts)
+		}
+		dedupe(&d, seen)
+		h, u := lookups(&d)
+		holding, under = append(holding, h...), append(under, u...)
+		r.DataDirs = append(r.DataDirs, d)
+	}
+	return holding, under, nil
+}
+
+// classifyAll is phase 2 of Check: the mount table (opts.MountTable, or
+// the lines of /proc/self/mountinfo that can hold the paths holding and
+// under, and docker.SelfFiles), then the classification of every
+// directory and database. It returns the mount table the Docker probe is
+// to use: the one read here, else opts.Writers.Docker.MountTable as given.
+func classifyAll(r *Report, opts Options, holding, under []string) *mounts.Table {
+	table, forDocker := opts.MountTable, opts.Writers.Docker.MountTable
+	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: table != nil}
+	if table == nil {
+		r.MountTable.Source = "/proc/self/mountinfo"
+		// One read serves the Docker probe too: it finds our container
+		// from the mounts of SelfFiles.
+		t, err := mounts.ReadSelfFor(append(holding, docker.SelfFiles...), under)
+		if err != nil {
+			r.MountTable.Error = err.Error()
+		} else {
+			table, forDocker = t, t
+		}
+	}
+	if table != nil {
+		r.MountTable.Format = table.Format
+		r.MountTable.Mounts = len(table.Mounts)
+		r.MountTable.Skipped = table.Skipped
+		r.Probes["mounts"] = report.ProbeRan
+	} else {
+		r.Probes["mounts"] = report.ProbeFailed
+	}
+	r.Probes["sqlitefile"] = report.ProbeRan
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		if d.Mount == nil {
+			classify(d, table, r.MountTable.Error)
+		}
+	}
+	return forDocker
 }
 
 // listable reports why the directory dir cannot be listed (open, or read
@@ -306,6 +322,14 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 		findSillyRenamed(&d)
 		return d
 	}
+	searchDatabases(&d, p, opts, tick)
+	findSillyRenamed(&d)
+	return d
+}
+
+// searchDatabases finds the databases under p, the existing path of d
+// (sqlitefile.Discover within opts' bounds), and adds each database once.
+func searchDatabases(d *DataDir, p string, opts Options, tick func()) {
 	// A path with ".." is walked from its resolved form: after a symlink
 	// the kernel's ".." is not the textual one.
 	walk := p
@@ -316,7 +340,7 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 		SniffMax: opts.SniffMax, SniffTime: opts.SniffTime, Progress: tick})
 	if err != nil {
 		d.Errors = append(d.Errors, err.Error())
-		return d
+		return
 	}
 	d.Errors = append(d.Errors, res.Errors...)
 	d.NotSearched = res.NotSearched
@@ -331,34 +355,37 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 			}
 			local[key] = true
 		}
-		link := ""
-		if fi, err := os.Lstat(db.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			// SQLite follows the link and keeps -wal, -shm and -journal
-			// beside the real file: every probe, the conversion and the
-			// watch must use that path, or they look at sidecars that do
-			// not exist.
-			if rp, err := mounts.ResolvePath(db.Path); err == nil {
-				if real, err := sqlitefile.Inspect(rp); err == nil || real.Err != "" {
-					real.Dev, real.Ino = db.Dev, db.Ino
-					link, db = db.Path, real
-				}
-			}
-		}
-		resolved := db.Path
-		if rp, err := mounts.ResolvePath(db.Path); err == nil {
-			resolved = rp
-		}
-		var linked []string
-		for _, sfx := range []string{"-wal", "-shm", "-journal"} {
-			if fi, err := os.Lstat(db.Path + sfx); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				target, _ := os.Readlink(db.Path + sfx)
-				linked = append(linked, fmt.Sprintf("%s%s -> %s", filepath.Base(db.Path), sfx, target))
-			}
-		}
-		d.Databases = append(d.Databases, Database{Database: db, Link: link, SidecarLinks: linked, Writers: []Writer{}, ResolvedPath: resolved})
+		d.Databases = append(d.Databases, found(db))
 	}
-	findSillyRenamed(&d)
-	return d
+}
+
+// found is a database discovery found, through a symlink resolved: SQLite
+// follows the link and keeps -wal, -shm and -journal beside the real file,
+// so every probe, the conversion and the watch must use that path, or they
+// look at sidecars that do not exist. Sidecars that are symlinks are
+// listed in SidecarLinks.
+func found(db sqlitefile.Database) Database {
+	link := ""
+	if fi, err := os.Lstat(db.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if rp, err := mounts.ResolvePath(db.Path); err == nil {
+			if real, err := sqlitefile.Inspect(rp); err == nil || real.Err != "" {
+				real.Dev, real.Ino = db.Dev, db.Ino
+				link, db = db.Path, real
+			}
+		}
+	}
+	resolved := db.Path
+	if rp, err := mounts.ResolvePath(db.Path); err == nil {
+		resolved = rp
+	}
+	var linked []string
+	for _, sfx := range report.SidecarSuffixes {
+		if fi, err := os.Lstat(db.Path + sfx); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(db.Path + sfx)
+			linked = append(linked, fmt.Sprintf("%s%s -> %s", filepath.Base(db.Path), sfx, target))
+		}
+	}
+	return Database{Database: db, Link: link, SidecarLinks: linked, Writers: []Writer{}, ResolvedPath: resolved}
 }
 
 // findSillyRenamed fills each database's NFSSillyRenamed from the

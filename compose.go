@@ -119,7 +119,38 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 
 	// Judge, plan the rewrites of the risky binds, judge again so the
 	// remedies name the volumes the plan chose.
-	findings := judge(r, rules.Input{}, opts.Ignore)
+	edits, err := planRewrites(a, judge(r, rules.Input{}, opts.Ignore), opts.Plan)
+	if err != nil {
+		return nil, err
+	}
+	r.Findings = judge(r, rules.Input{}, opts.Ignore)
+	for i := range a.Mounts {
+		a.Mounts[i].Findings = nil
+		for _, f := range r.Findings {
+			if f.Path == a.Mounts[i].Key() && !slices.Contains(a.Mounts[i].Findings, string(f.ID)) {
+				a.Mounts[i].Findings = append(a.Mounts[i].Findings, string(f.ID))
+			}
+		}
+	}
+	r.Verdict = report.VerdictOf(r.Worst())
+	r.FSClass = composeClass(a)
+	r.JournalMode = "wal"
+	if policy.PreferDelete(r.FSClass) {
+		r.JournalMode = "delete"
+	}
+	var changed []compose.FileEdit
+	for _, e := range edits {
+		if e.Changed() {
+			changed = append(changed, e)
+		}
+	}
+	return &ComposeResult{Report: r, Edits: changed}, nil
+}
+
+// planRewrites proposes a named volume for every bind mount of a data
+// directory that findings call risky (rules.ActRewriteBind, not ignored,
+// above info), and for the binds that must move with it (Analysis.Plan).
+func planRewrites(a *compose.Analysis, findings []Finding, plan compose.PlanOptions) ([]compose.FileEdit, error) {
 	risky := map[int][]string{}
 	var which []int
 	for i := range a.Mounts {
@@ -164,32 +195,7 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 			which = append(which, i)
 		}
 	}
-	edits, err := a.Plan(which, risky, opts.Plan)
-	if err != nil {
-		return nil, err
-	}
-	r.Findings = judge(r, rules.Input{}, opts.Ignore)
-	for i := range a.Mounts {
-		a.Mounts[i].Findings = nil
-		for _, f := range r.Findings {
-			if f.Path == a.Mounts[i].Key() && !slices.Contains(a.Mounts[i].Findings, string(f.ID)) {
-				a.Mounts[i].Findings = append(a.Mounts[i].Findings, string(f.ID))
-			}
-		}
-	}
-	r.Verdict = report.VerdictOf(r.Worst())
-	r.FSClass = composeClass(a)
-	r.JournalMode = "wal"
-	if policy.PreferDelete(r.FSClass) {
-		r.JournalMode = "delete"
-	}
-	var changed []compose.FileEdit
-	for _, e := range edits {
-		if e.Changed() {
-			changed = append(changed, e)
-		}
-	}
-	return &ComposeResult{Report: r, Edits: changed}, nil
+	return a.Plan(which, risky, plan)
 }
 
 // judge applies the rules table to r (rules.Evaluate) and demotes the

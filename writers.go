@@ -64,8 +64,34 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 		r.Probes["processes"], r.Probes["locks"], r.Probes["docker"], r.Probes["activity"] = report.ProbeOff, report.ProbeOff, report.ProbeOff, report.ProbeOff
 		return
 	}
-	var dbs []*Database
-	var dirPaths []string
+	dbs, dirPaths := writerTargets(r)
+	f := runWriterProbes(ctx, dbs, dirPaths, opts)
+	if f.docker.Status != docker.StatusOff && f.docker.Status != docker.StatusSkipped {
+		r.Docker = &f.docker
+		r.Engine = f.docker.Engine
+	}
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		for j := range d.Databases {
+			db := &d.Databases[j]
+			if db.New || db.NotSQLite {
+				continue
+			}
+			attribute(r, d, db, f, opts)
+		}
+	}
+	r.Probes["processes"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Processes })
+	r.Probes["locks"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Locks })
+	r.Probes["docker"] = report.ProbeStatus(f.docker.Status)
+	r.Probes["activity"] = report.ProbeOff
+	if opts.Watch > 0 {
+		r.Probes["activity"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Activity })
+	}
+}
+
+// writerTargets lists the databases of r that exist (not new, not another
+// format) and the existing data directories, skipping unresponsive ones.
+func writerTargets(r *Report) (dbs []*Database, dirPaths []string) {
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		if d.Unresponsive != "" {
@@ -80,7 +106,13 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 			}
 		}
 	}
-	f := writerFacts{
+	return dbs, dirPaths
+}
+
+// runWriterProbes runs the POSIX lock probes (first, raw reads), then the
+// /proc scan, with the Docker probe and the file watch concurrently.
+func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, opts WriterOptions) *writerFacts {
+	f := &writerFacts{
 		locks: map[string]locks.Result{}, locksErr: map[string]error{},
 		activity: map[string]activity.Result{}, watchErr: map[string]error{}, targetErr: map[string]error{},
 	}
@@ -136,28 +168,7 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 		f.procs, f.procsErr = procfs.Scan(ctx, targets, procfs.Options{})
 	}
 	wg.Wait()
-
-	if f.docker.Status != docker.StatusOff && f.docker.Status != docker.StatusSkipped {
-		r.Docker = &f.docker
-		r.Engine = f.docker.Engine
-	}
-	for i := range r.DataDirs {
-		d := &r.DataDirs[i]
-		for j := range d.Databases {
-			db := &d.Databases[j]
-			if db.New || db.NotSQLite {
-				continue
-			}
-			attribute(r, d, db, &f, opts)
-		}
-	}
-	r.Probes["processes"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Processes })
-	r.Probes["locks"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Locks })
-	r.Probes["docker"] = report.ProbeStatus(f.docker.Status)
-	r.Probes["activity"] = report.ProbeOff
-	if opts.Watch > 0 {
-		r.Probes["activity"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Activity })
-	}
+	return f
 }
 
 // summarize returns the one status every database shares, or the worst.
@@ -188,6 +199,42 @@ func indexOf(list []report.ProbeStatus, s report.ProbeStatus) int {
 // attribute turns the probe results into db.Writers, db.Unlinked,
 // db.Activity and db.WriterProbes.
 func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
+	p := &db.WriterProbes
+	byPID, pids := attributeProcesses(db, f)
+	foreign := attributeLocks(db, f, byPID, &pids)
+	sort.Ints(pids)
+	for _, pid := range pids {
+		db.Writers = append(db.Writers, *byPID[pid])
+	}
+	attributeContainers(r, db, f, foreign)
+	p.Activity = report.ProbeOff
+	if opts.Watch > 0 {
+		if err := f.watchErr[db.Path]; err != nil {
+			p.Activity = report.ProbeFailed
+			p.Blind = append(p.Blind, "activity: "+err.Error())
+		} else if a, ok := f.activity[db.Path]; ok {
+			db.Activity = &a
+			p.Activity = report.ProbeQuiet
+			if a.Changed {
+				p.Activity = report.ProbeChanged
+			}
+		}
+	}
+
+	class := rules.WALClass(d, db)
+	if policy.FarSideBlind(class) {
+		p.Blind = append(p.Blind, fmt.Sprintf("processes on another kernel (a host behind a VM share, another network client) are invisible on a %s filesystem, and their locks do not reach this one", class))
+	}
+	if db.JournalMode != sqlitefile.JournalWAL && f.docker.Status != docker.StatusRan && f.docker.Status != docker.StatusNoDaemon {
+		p.Blind = append(p.Blind, "an idle connection to a rollback-mode database holds no lock, so other containers are seen only through the Docker API")
+	}
+	p.Sure = len(p.Blind) == 0
+}
+
+// attributeProcesses sets db's process probe status and unlinked sidecars
+// from the /proc scan, and returns the processes that hold db, by PID, with
+// their PIDs in the order first seen.
+func attributeProcesses(db *Database, f *writerFacts) (map[int]*Writer, []int) {
 	p := &db.WriterProbes
 	byPID := map[int]*Writer{}
 	var pids []int
@@ -225,8 +272,15 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 			db.Unlinked = append(db.Unlinked, u)
 		}
 	}
+	return byPID, pids
+}
 
-	lr := f.locks[db.Path]
+// attributeLocks sets db's lock probe status and adds each lock held on db
+// to its process in byPID (a new lock writer for a PID not seen, appended
+// to pids); locks of processes outside our PID namespace (PID 0) are
+// returned together as one writer, nil when there are none.
+func attributeLocks(db *Database, f *writerFacts, byPID map[int]*Writer, pids *[]int) *Writer {
+	p := &db.WriterProbes
 	switch {
 	case errors.Is(f.locksErr[db.Path], locks.ErrNotSupported):
 		p.Locks = report.ProbeUnsupported
@@ -237,7 +291,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		p.Locks = report.ProbeRan
 	}
 	var foreign *Writer
-	for _, l := range lr.Locks {
+	for _, l := range f.locks[db.Path].Locks {
 		if w := byPID[l.PID]; l.PID > 0 && w != nil {
 			w.Locks = append(w.Locks, l)
 			continue
@@ -245,7 +299,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		if l.PID > 0 {
 			w := &Writer{Kind: report.WriterLock, PID: l.PID, Locks: []locks.Lock{l}}
 			byPID[l.PID] = w
-			pids = append(pids, l.PID)
+			*pids = append(*pids, l.PID)
 			continue
 		}
 		if foreign == nil {
@@ -253,11 +307,16 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		}
 		foreign.Locks = append(foreign.Locks, l)
 	}
-	sort.Ints(pids)
-	for _, pid := range pids {
-		db.Writers = append(db.Writers, *byPID[pid])
-	}
+	return foreign
+}
 
+// attributeContainers adds the containers the Docker probe found for db
+// (running: Writers, stopped: Stopped; with --container, not that one),
+// and the foreign locks: to the one container when there is exactly one
+// (it has the database open now, not only mounted), else as a writer of
+// their own. It sets db's Docker probe status and what it could not see.
+func attributeContainers(r *Report, db *Database, f *writerFacts, foreign *Writer) {
+	p := &db.WriterProbes
 	p.Docker = report.ProbeStatus(f.docker.Status)
 	containers := 0
 	for _, cw := range f.docker.Writers {
@@ -276,8 +335,6 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 	}
 	switch {
 	case foreign != nil && containers == 1:
-		// The locks from outside our PID namespace are that container's:
-		// it has the database open now, not only mounted.
 		w := &db.Writers[len(db.Writers)-1]
 		w.Locks = append(w.Locks, foreign.Locks...)
 	case foreign != nil:
@@ -292,29 +349,6 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 	default:
 		p.Blind = append(p.Blind, "containers: Docker "+f.docker.Status+nonEmptyPrefix(": ", f.docker.Err))
 	}
-
-	p.Activity = report.ProbeOff
-	if opts.Watch > 0 {
-		if err := f.watchErr[db.Path]; err != nil {
-			p.Activity = report.ProbeFailed
-			p.Blind = append(p.Blind, "activity: "+err.Error())
-		} else if a, ok := f.activity[db.Path]; ok {
-			db.Activity = &a
-			p.Activity = report.ProbeQuiet
-			if a.Changed {
-				p.Activity = report.ProbeChanged
-			}
-		}
-	}
-
-	class := rules.WALClass(d, db)
-	if policy.FarSideBlind(class) {
-		p.Blind = append(p.Blind, fmt.Sprintf("processes on another kernel (a host behind a VM share, another network client) are invisible on a %s filesystem, and their locks do not reach this one", class))
-	}
-	if db.JournalMode != sqlitefile.JournalWAL && f.docker.Status != docker.StatusRan && f.docker.Status != docker.StatusNoDaemon {
-		p.Blind = append(p.Blind, "an idle connection to a rollback-mode database holds no lock, so other containers are seen only through the Docker API")
-	}
-	p.Sure = len(p.Blind) == 0
 }
 
 func absPath(p string) string {
@@ -344,7 +378,10 @@ func nonEmptyPrefix(prefix, s string) string {
 
 // ofProcesses is "N of M processes", with the noun's number right.
 func ofProcesses(n, of int) string {
-	return fmt.Sprintf("%d of %d %s", n, of, plural(of, "process", "processes"))
+	if of == 1 {
+		return fmt.Sprintf("%d of 1 process", n)
+	}
+	return fmt.Sprintf("%d of %d processes", n, of)
 }
 
 // deniedNames is " (PID 1 process_api, PID 7 sshd, ...)" for the processes
@@ -365,17 +402,4 @@ func deniedNames(res procfs.Result) string {
 		names = append(names, fmt.Sprintf("%d more", res.Denied-len(res.DeniedNamed)))
 	}
 	return " (" + strings.Join(names, ", ") + ")"
-}
-
-// count is "1 frame" or "N frames": n with the noun's number right.
-func count(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, plural(n, one, many))
-}
-
-// plural is one when n is 1, else many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -55,13 +55,12 @@ func readStateBounded(dir string, timeout time.Duration) (State, error) {
 // preflight.WriterOptions.Converted: absolute, symlinks resolved, so the
 // same database matches however its data directory was spelled.
 func CanonicalPath(p string) string {
+	var db preflight.Database
+	db.Path = p
 	if r, err := mounts.ResolvePath(p); err == nil {
-		return r
+		db.ResolvedPath = r
 	}
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return filepath.Clean(p)
+	return db.Canonical()
 }
 
 func stateDirs(paths []string) []string {

@@ -386,7 +386,7 @@ func copyEntry(ctx context.Context, p, rel string, dbs map[string]bool, root *os
 	return nil, keepMeta(root, rel, fi, false)
 }
 
-const magic = "SQLite format 3\x00"
+const magic = sqlitefile.Magic
 
 // findDatabases returns the files under dir that start with the SQLite
 // header magic.

@@ -85,11 +85,16 @@ type lockRange struct {
 	start, len int64
 }
 
+// ReservedByte is RESERVED_BYTE of SQLite's unix VFS: PENDING_BYTE
+// (0x40000000) + 1 (os_unix.c, https://sqlite.org/lockingv3.html); a
+// writer holds a lock on it while its transaction is open.
+const ReservedByte = pendingByte + 1
+
 // Lock byte offsets (os_unix.c: PENDING_BYTE, RESERVED_BYTE, SHARED_FIRST,
 // SHARED_SIZE; UNIX_SHM_BASE = 120, UNIX_SHM_DMS = 128).
 const (
 	pendingByte  = 0x40000000
-	reservedByte = pendingByte + 1
+	reservedByte = ReservedByte
 	sharedFirst  = pendingByte + 2
 	sharedSize   = 510
 	shmBase      = 120

@@ -29,8 +29,12 @@ import (
 // (https://sqlite.org/fileformat2.html#the_database_header).
 const HeaderSize = 100
 
-// magic is the 16-byte header string at offset 0 of every SQLite 3 database.
-const magic = "SQLite format 3\x00"
+// Magic is the 16-byte header string at offset 0 of every SQLite 3
+// database (https://sqlite.org/fileformat2.html#magic_header_string).
+const Magic = "SQLite format 3\x00"
+
+// magic is Magic, for this package's own use.
+const magic = Magic
 
 // magicSize is the length of magic; sniffing a file for SQLite reads this
 // many bytes.
