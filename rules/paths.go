@@ -116,7 +116,7 @@ var pathRules = []rule{
 				return "", "", false
 			}
 			lvl := Level("")
-			if s.dir.Mount == nil || policy.WALUnsafe(s.dir.Mount.Class) || s.dir.Mount.Class == mounts.ClassUnknown {
+			if s.dir.Mount == nil || policy.PreferDelete(s.dir.Mount.Class) {
 				lvl = LevelWarn
 			}
 			return fmt.Sprintf("%s under %s %s deeper than --max-depth and %s not searched for databases", count(s.dir.NotSearched, "directory", "directories"), s.dir.Path, plural(s.dir.NotSearched, "is", "are"), plural(s.dir.NotSearched, "was", "were")), lvl, true
@@ -143,7 +143,7 @@ var pathRules = []rule{
 			if s.dir.Mount == nil {
 				return fmt.Sprintf("cannot tell which filesystem holds %s: %s", s.dir.Path, s.dir.MountError), "", true
 			}
-			if s.dir.Mount.Class != mounts.ClassUnknown {
+			if policy.Of(s.dir.Mount.Class).WAL != policy.WALUnsure { // unknown, or a class policy has no entry for
 				return "", "", false
 			}
 			return fmt.Sprintf("%s is on an unrecognised filesystem (%s); preflight cannot tell whether WAL is safe there", s.dir.Path, s.dir.Mount.Reason), "", true
@@ -172,7 +172,7 @@ var pathRules = []rule{
 	{
 		Rule: Rule{EphemeralDataDir, LevelWarn, "the data directory is in the container's writable layer or in memory: its data is lost when the container is removed"},
 		match: func(s subject) (string, Level, bool) {
-			if s.dir.Mount == nil || s.dir.Mount.Class != mounts.ClassEphemeral {
+			if s.dir.Mount == nil || !policy.Ephemeral(s.dir.Mount.Class) {
 				return "", "", false
 			}
 			if s.dir.DBFile && len(s.dir.Databases) == 1 && s.dir.Databases[0].SingleFileMount {
