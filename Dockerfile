@@ -12,8 +12,8 @@
 #   GOARCH=arm64 scripts/build.sh && docker build --platform linux/arm64 -t preflight:arm64 .
 #
 # The OCI labels take VERSION and REVISION (scripts/cross-smoke.sh passes
-# git describe and the commit) and LICENSES (an SPDX expression; until the
-# project states one, NOASSERTION):
+# git describe and the commit); LICENSES is the SPDX expression of the
+# licence (Apache-2.0):
 #
 #   docker build --build-arg VERSION=v1.0.0 --build-arg REVISION=$(git rev-parse HEAD) .
 #
@@ -35,7 +35,7 @@ USER 65532:65532
 # scratch would be the daemon's.
 ARG VERSION=dev
 ARG REVISION=unknown
-ARG LICENSES=NOASSERTION
+ARG LICENSES=Apache-2.0
 LABEL org.opencontainers.image.title="preflight" \
       org.opencontainers.image.description="Keeps SQLite databases safe inside containers: checks data directories for unsafe mounts and live writers, then execs the application." \
       org.opencontainers.image.source="https://github.com/preflight-sqlite/preflight" \

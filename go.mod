@@ -15,6 +15,7 @@ require (
 	github.com/moby/sys/mountinfo v0.7.3
 	github.com/owenrumney/go-sarif/v2 v2.3.3
 	github.com/pmezard/go-difflib v1.0.0
+	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.1
 	github.com/sirupsen/logrus v1.10.1
 	go.yaml.in/yaml/v3 v3.0.6
@@ -50,6 +51,7 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.4 // indirect
 	golang.org/x/sync v0.21.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/tools v0.47.0 // indirect
 	modernc.org/libc v1.74.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.11.0 // indirect

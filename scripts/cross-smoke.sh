@@ -122,7 +122,7 @@ image_arch() { # NAME PLATFORM GOARCH GOARM
 	docker image inspect -f '{{json .Config.Labels}}' "$image:$1" | jq -e --arg v "$version" --arg r "$revision" '
 		.["org.opencontainers.image.source"] == "https://github.com/preflight-sqlite/preflight" and
 		.["org.opencontainers.image.version"] == $v and .["org.opencontainers.image.revision"] == $r and
-		(.["org.opencontainers.image.licenses"] | length > 0) and
+		(.["org.opencontainers.image.licenses"] == "Apache-2.0") and
 		(.["org.opencontainers.image.description"] | length > 0)' >/dev/null || fail "image $1: labels"
 	echo "cross-smoke: $SECONDS s: image $1 ($arch): ok" >&2
 }

@@ -2,7 +2,7 @@
 # Check a goreleaser dist directory (scripts/release-check.sh runs it on the
 # snapshot build; on a real release's dist it checks the same things):
 #   - SHA256SUMS lists every archive and SBOM, and each sum matches
-#   - each archive holds README.md and preflight (preflight.exe), and on
+#   - each archive holds LICENSE, README.md and preflight (preflight.exe), and on
 #     Linux preflight-nocompose; each has its CycloneDX SBOM
 #     (ARCHIVE.cdx.json) naming the Go standard library it was built with
 #   - every binary is static (no ELF interpreter) and its mtime is the
@@ -108,10 +108,10 @@ for a in "${archives[@]}"; do
 	*.zip) list=$(unzip -Z1 "$a") ;;
 	*) list=$(tar -tzf "$a") ;;
 	esac
-	want="README.md preflight"
+	want="LICENSE README.md preflight"
 	case $name in
-	*_windows_*) want="README.md preflight.exe" ;;
-	*_linux_*) want="README.md preflight preflight-nocompose" ;;
+	*_windows_*) want="LICENSE README.md preflight.exe" ;;
+	*_linux_*) want="LICENSE README.md preflight preflight-nocompose" ;;
 	esac
 	for f in $want; do
 		grep -qx "$f" <<<"$list" || bad "$name: no $f (has: ${list//$'\n'/ })"

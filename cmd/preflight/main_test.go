@@ -15,6 +15,7 @@ import (
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/fuseloop"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // bin is the preflight binary built by TestMain, for tests that need a real
@@ -25,21 +26,29 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testdb.AppEnv) != "" {
 		os.Exit(testdb.AppMain()) // the application run execs (run_convert_test.go)
 	}
+	// testscript.Main runs scriptCommands when the binary is started under
+	// one of their names (script_test.go), and otherwise buildAndRun.
+	testscript.Main(buildAndRun{m}, scriptCommands)
+}
+
+// buildAndRun runs the tests after building bin, and removes bin after.
+type buildAndRun struct{ m *testing.M }
+
+func (b buildAndRun) Run() int {
 	dir, err := os.MkdirTemp("", "preflight-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
+	defer os.RemoveAll(dir)
 	bin = filepath.Join(dir, "preflight")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.Exit(1)
+		return 1
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return b.m.Run()
 }
 
 // runMain runs the CLI in-process and returns stdout, stderr and the exit code.

@@ -36,22 +36,9 @@ func DSN(path string, params ...string) string {
 // removes -wal and -shm).
 func Open(t testing.TB, path, mode string, rows int) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", DSN(path, fmt.Sprintf("_pragma=journal_mode(%s)", mode), "_pragma=busy_timeout(2000)"))
+	db, err := open(path, mode, rows)
 	if err != nil {
-		t.Fatalf("open %s: %v", path, err)
-	}
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(`create table if not exists t(id integer primary key, v text)`); err != nil {
-		t.Fatalf("create table in %s: %v", path, err)
-	}
-	for i := 0; i < rows; i++ {
-		if _, err := db.Exec(`insert into t(v) values (?)`, fmt.Sprintf("row %d", i)); err != nil {
-			t.Fatalf("insert into %s: %v", path, err)
-		}
-	}
-	var got string
-	if err := db.QueryRow(`pragma journal_mode`).Scan(&got); err != nil || got != mode {
-		t.Fatalf("journal_mode of %s = %q (%v), want %q", path, got, err, mode)
+		t.Fatal(err)
 	}
 	return db
 }
@@ -60,9 +47,46 @@ func Open(t testing.TB, path, mode string, rows int) *sql.DB {
 // closes it.
 func Make(t testing.TB, path, mode string, rows int) {
 	t.Helper()
-	if err := Open(t, path, mode, rows).Close(); err != nil {
-		t.Fatalf("close %s: %v", path, err)
+	if err := Create(path, mode, rows); err != nil {
+		t.Fatal(err)
 	}
+}
+
+// Create is Make for callers without a testing.TB (a testscript command):
+// it returns the error instead of failing the test.
+func Create(path, mode string, rows int) error {
+	db, err := open(path, mode, rows)
+	if err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	return nil
+}
+
+func open(path, mode string, rows int) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", DSN(path, fmt.Sprintf("_pragma=journal_mode(%s)", mode), "_pragma=busy_timeout(2000)"))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`create table if not exists t(id integer primary key, v text)`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create table in %s: %w", path, err)
+	}
+	for i := 0; i < rows; i++ {
+		if _, err := db.Exec(`insert into t(v) values (?)`, fmt.Sprintf("row %d", i)); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("insert into %s: %w", path, err)
+		}
+	}
+	var got string
+	if err := db.QueryRow(`pragma journal_mode`).Scan(&got); err != nil || got != mode {
+		db.Close()
+		return nil, fmt.Errorf("journal_mode of %s = %q (%v), want %q", path, got, err, mode)
+	}
+	return db, nil
 }
 
 // NeedFUSE skips the test unless this process can mount FUSE filesystems:
@@ -70,19 +94,32 @@ func Make(t testing.TB, path, mode string, rows int) {
 // it fails instead: CI must run every FUSE test.
 func NeedFUSE(t testing.TB) {
 	t.Helper()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "needs root to mount"
-	} else if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
-		why = fmt.Sprintf("needs a usable /dev/fuse: %v", err)
-	} else {
-		f.Close()
-	}
+	why := FUSEMissing()
 	if why == "" {
 		return
 	}
-	if os.Getenv("CI") == "true" || os.Getenv("PREFLIGHT_REQUIRE_DOCKER") == "1" {
+	if Required() {
 		t.Fatalf("FUSE test (CI=true or PREFLIGHT_REQUIRE_DOCKER=1): %s", why)
 	}
 	t.Skip("FUSE test skipped: " + why)
+}
+
+// FUSEMissing says why this process cannot mount FUSE filesystems (not
+// root, no usable /dev/fuse), or returns "" when it can.
+func FUSEMissing() string {
+	if os.Geteuid() != 0 {
+		return "needs root to mount"
+	}
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Sprintf("needs a usable /dev/fuse: %v", err)
+	}
+	f.Close()
+	return ""
+}
+
+// Required reports whether tests that need root, FUSE or Docker must fail
+// instead of skipping: CI=true or PREFLIGHT_REQUIRE_DOCKER=1.
+func Required() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("PREFLIGHT_REQUIRE_DOCKER") == "1"
 }

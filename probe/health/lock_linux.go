@@ -2,7 +2,7 @@ package health
 
 import (
 	"github.com/preflight-sqlite/preflight/internal/rawfile"
-	"github.com/preflight-sqlite/preflight/probe/locks"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,7 +16,7 @@ func reservedLock(path string) LockState {
 		return LockUnknown
 	}
 	defer f.Close()
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: locks.ReservedByte, Len: 1}
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: sqlitefile.ReservedByte, Len: 1}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
 		return LockUnknown
 	}

@@ -19,7 +19,11 @@
 // The package states facts; it does not decide what they mean.
 package locks
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+)
 
 // ErrNotSupported means that the operation needs Linux's fcntl(2) lock
 // queries.
@@ -85,28 +89,20 @@ type lockRange struct {
 	start, len int64
 }
 
-// ReservedByte is RESERVED_BYTE of SQLite's unix VFS: PENDING_BYTE
-// (0x40000000) + 1 (os_unix.c, https://sqlite.org/lockingv3.html); a
-// writer holds a lock on it while its transaction is open.
-const ReservedByte = pendingByte + 1
-
-// Lock byte offsets (os_unix.c: PENDING_BYTE, RESERVED_BYTE, SHARED_FIRST,
-// SHARED_SIZE; UNIX_SHM_BASE = 120, UNIX_SHM_DMS = 128).
+// Lock byte offsets of the -shm file (os_unix.c: UNIX_SHM_BASE = 120,
+// UNIX_SHM_DMS = 128); the database's are sqlitefile.PendingByte and the
+// rest.
 const (
-	pendingByte  = 0x40000000
-	reservedByte = ReservedByte
-	sharedFirst  = pendingByte + 2
-	sharedSize   = 510
-	shmBase      = 120
-	shmDMS       = shmBase + 8
+	shmBase = 120
+	shmDMS  = shmBase + 8
 )
 
 // dbRanges and shmRanges are probed in this order.
 var (
 	dbRanges = []lockRange{
-		{"db", "pending", pendingByte, 1},
-		{"db", "reserved", reservedByte, 1},
-		{"db", "shared", sharedFirst, sharedSize},
+		{"db", "pending", sqlitefile.PendingByte, 1},
+		{"db", "reserved", sqlitefile.ReservedByte, 1},
+		{"db", "shared", sqlitefile.SharedFirst, sqlitefile.SharedSize},
 	}
 	shmRanges = []lockRange{
 		{"shm", "write", shmBase, 1},

@@ -110,14 +110,38 @@ func Classify(m *mountinfo.Info) Mount {
 	fstype := strings.ToLower(m.FSType)
 	out.NoLocks = len(LocalLockOptions(out.Options)) > 0
 	out.Soft = (fstype == "nfs" || fstype == "nfs4") && hasOption(out.Options, "soft", "softerr")
-	src := m.Source
-	var what string // the explanation after "FSTYPE mount from SOURCE: "
-
 	switch {
 	case m.FSType == FSTypeUnreadable:
 		out.Class = ClassUnknown
 		out.Reason = "the mount table line for " + m.Mountpoint + " could not be read (longer than 1 MiB, or malformed), so the filesystem mounted there is not known"
 		return out
+	case fstype == "9p" && gvisorGofer(out.Options):
+		return gvisorMount(m, out)
+	}
+	// what is the explanation after "FSTYPE mount from SOURCE: ".
+	what, ok := classifyCrossVM(&out, fstype)
+	if !ok {
+		what = classifyOther(&out, fstype, m.Mountpoint)
+	}
+	if what == "" { // cross-VM shares named by their product
+		who := out.Platform
+		if who == "" {
+			who = "the host"
+		}
+		what = who + " " + crossVMText
+	}
+	out.Reason = describe(m.FSType, out.Source) + ": " + what
+	return out
+}
+
+// classifyCrossVM sets out's class (and platform) when fstype (lower
+// case) is one of the cross-VM shares of Classify (gVisor's 9p aside),
+// and returns the explanation for its reason ("" for a share named only
+// by its product) and true; otherwise it returns false and leaves out
+// alone.
+func classifyCrossVM(out *Mount, fstype string) (what string, ok bool) {
+	src := out.Source
+	switch {
 	case fstype == "fakeowner":
 		out.Class, out.Platform = ClassCrossVM, "Docker Desktop"
 	case fstype == "virtiofs" || strings.HasPrefix(fstype, "virtiofs.") || fstype == "fuse.virtiofs":
@@ -130,8 +154,6 @@ func Classify(m *mountinfo.Info) Mount {
 		if out.Platform == "" && tag != src {
 			out.Platform = virtiofsPlatform(src)
 		}
-	case fstype == "9p" && gvisorGofer(out.Options):
-		return gvisorMount(m, out)
 	case fstype == "9p":
 		out.Class = ClassCrossVM
 		if hasOption(out.Options, "aname=drvfs") || strings.EqualFold(src, "drvfs") || windowsDrive.MatchString(src) {
@@ -154,55 +176,58 @@ func Classify(m *mountinfo.Info) Mount {
 	case fstype == "fuse.sshfs" && strings.HasPrefix(src, ":"):
 		out.Class, out.Platform = ClassCrossVM, "Lima or Colima"
 		what = "the VM mounts a host directory by reverse sshfs (as Lima and Colima do); POSIX locks are not forwarded over SFTP and the -shm shared memory is not coherent across the VM boundary"
+	default:
+		return "", false
+	}
+	return what, true
+}
+
+// classifyOther sets out's class for every fstype (lower case) that is not
+// a cross-VM share: network, FUSE, ephemeral, local or unknown, by the
+// rules of Classify, and returns the explanation for its reason.
+func classifyOther(out *Mount, fstype, mountpoint string) string {
+	src := out.Source
+	switch {
 	case networkTypes[fstype]:
 		out.Class = ClassNetwork
 		out.Platform = networkPlatform(fstype, src, out.Options)
-		what = "a network filesystem; SQLite's WAL index is shared memory that other clients cannot see, so WAL is only safe from one host, and locks depend on the server"
+		what := "a network filesystem; SQLite's WAL index is shared memory that other clients cannot see, so WAL is only safe from one host, and locks depend on the server"
 		if out.NoLocks {
 			what += "; the options keep byte-range locks local to this client (nobrl, nolock or local_lock), so other clients never see them"
 		}
+		return what
 	case isFUSE(fstype) && (src == "litefs" || fstype == "fuse.litefs"):
 		out.Class = ClassLocal
-		what = "LiteFS, a FUSE filesystem built for SQLite that handles the journal, WAL and locks itself"
+		return "LiteFS, a FUSE filesystem built for SQLite that handles the journal, WAL and locks itself"
 	case fstype == "fuse.shfs" || fstype == "fuse.mergerfs":
 		out.Class, out.KnownLosses = ClassFUSE, true
 		if fstype == "fuse.shfs" {
 			out.Platform = "Unraid user share"
 		}
-		what = "a FUSE union filesystem that spreads files over several disks; SQLite databases in WAL mode have been lost on it"
+		return "a FUSE union filesystem that spreads files over several disks; SQLite databases in WAL mode have been lost on it"
 	case fstype == "fuse":
 		out.Class = ClassFUSE
-		what = "FUSE with no subtype (Google's Cloud Storage FUSE CSI driver mounts this way); lock and shared-memory behaviour depend on the daemon"
+		return "FUSE with no subtype (Google's Cloud Storage FUSE CSI driver mounts this way); lock and shared-memory behaviour depend on the daemon"
 	case isFUSE(fstype):
 		out.Class = ClassFUSE
-		what = "a FUSE filesystem; lock and shared-memory behaviour depend on the daemon"
-	case fstype == "overlay" && m.Mountpoint == "/":
+		return "a FUSE filesystem; lock and shared-memory behaviour depend on the daemon"
+	case fstype == "overlay" && mountpoint == "/":
 		out.Class = ClassEphemeral
-		what = "the container's writable layer; locks and shared memory work, but the data goes when the container is removed"
+		return "the container's writable layer; locks and shared memory work, but the data goes when the container is removed"
 	case fstype == "overlay":
 		// As safe as the filesystem under its upper directory, which only
 		// the table shows (Table.ClassifyMount).
 		out.Class = ClassUnknown
-		what = "an overlay filesystem (not a container's root), as safe for WAL as the filesystem under its upper directory, which is not known here"
+		return "an overlay filesystem (not a container's root), as safe for WAL as the filesystem under its upper directory, which is not known here"
 	case fstype == "tmpfs" || fstype == "ramfs":
 		out.Class = ClassEphemeral
-		what = "memory-backed; locks and shared memory work, but the data goes at unmount or reboot"
+		return "memory-backed; locks and shared memory work, but the data goes at unmount or reboot"
 	case localTypes[fstype]:
 		out.Class = ClassLocal
-		what = "a disk filesystem in this kernel; POSIX locks and the -shm shared memory work"
-	default:
-		out.Class = ClassUnknown
-		what = "a filesystem type not in the classification table; its lock and shared-memory behaviour is not known"
+		return "a disk filesystem in this kernel; POSIX locks and the -shm shared memory work"
 	}
-	if what == "" { // cross-VM shares named by their product
-		who := out.Platform
-		if who == "" {
-			who = "the host"
-		}
-		what = who + " " + crossVMText
-	}
-	out.Reason = describe(m.FSType, src) + ": " + what
-	return out
+	out.Class = ClassUnknown
+	return "a filesystem type not in the classification table; its lock and shared-memory behaviour is not known"
 }
 
 func describe(fstype, src string) string {

@@ -56,29 +56,51 @@ func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 	if root == "" {
 		root = "/proc"
 	}
+	pids, err := listPIDs(root, opts.ExcludePIDs)
+	if err != nil {
+		return Result{}, err
+	}
+	s := newScanner(root, targets)
+	results := s.scanAll(ctx, pids)
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	res := s.collect(results)
+	sortResult(&res)
+	return res, nil
+}
+
+// listPIDs returns the process IDs listed in root, without this process
+// and exclude, in directory order.
+func listPIDs(root string, exclude []int) ([]int, error) {
 	d, err := os.Open(root)
 	if err != nil {
-		return Result{}, fmt.Errorf("read process list: %w", err)
+		return nil, fmt.Errorf("read process list: %w", err)
 	}
 	names, err := d.Readdirnames(-1)
 	d.Close()
 	if err != nil {
-		return Result{}, fmt.Errorf("read process list: %w", err)
+		return nil, fmt.Errorf("read process list: %w", err)
 	}
-	exclude := map[int]bool{os.Getpid(): true}
-	for _, p := range opts.ExcludePIDs {
-		exclude[p] = true
+	skip := map[int]bool{os.Getpid(): true}
+	for _, p := range exclude {
+		skip[p] = true
 	}
 	pids := make([]int, 0, len(names))
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
-		if err != nil || pid <= 0 || exclude[pid] {
+		if err != nil || pid <= 0 || skip[pid] {
 			continue
 		}
 		pids = append(pids, pid)
 	}
+	return pids, nil
+}
 
-	s := newScanner(root, targets)
+// scanAll runs scanPID on every pid, on up to 8 workers (one per 64
+// processes, at most GOMAXPROCS), and returns the results in pids' order.
+// When ctx ends the workers stop; the results are then incomplete.
+func (s *scanner) scanAll(ctx context.Context, pids []int) []procResult {
 	workers := min(runtime.GOMAXPROCS(0), 8, max(1, len(pids)/64))
 	results := make([]procResult, len(pids))
 	var wg sync.WaitGroup
@@ -104,10 +126,13 @@ func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
+	return results
+}
 
+// collect counts the processes of results and names the holders and
+// unlinked files they hold (comm, cmdline, user), leaving out a process
+// that exited before it could be named.
+func (s *scanner) collect(results []procResult) Result {
 	res := Result{Holders: []Holder{}, Unlinked: []Unlinked{}}
 	users := map[string]string{}
 	for _, r := range results {
@@ -135,14 +160,7 @@ func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 		if r.denied {
 			res.nameDenied(r.pid, comm)
 		}
-		name, seen := users[uid]
-		if !seen {
-			name = uid
-			if u, err := user.LookupId(uid); err == nil {
-				name = u.Username
-			}
-			users[uid] = name
-		}
+		name := userName(users, uid)
 		for _, h := range r.holders {
 			h.Comm, h.Cmdline, h.User = comm, cmdline, name
 			res.Holders = append(res.Holders, h)
@@ -153,6 +171,26 @@ func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 		}
 	}
 	res.Sure = res.Denied == 0
+	return res
+}
+
+// userName returns the user name of uid (the uid itself when it has
+// none), looked up once per uid through cache.
+func userName(cache map[string]string, uid string) string {
+	if name, ok := cache[uid]; ok {
+		return name
+	}
+	name := uid
+	if u, err := user.LookupId(uid); err == nil {
+		name = u.Username
+	}
+	cache[uid] = name
+	return name
+}
+
+// sortResult puts res's lists in a stable order: by PID, then target,
+// file and how.
+func sortResult(res *Result) {
 	slices.SortFunc(res.DeniedNamed, func(a, b Process) int { return cmp.Compare(a.PID, b.PID) })
 	slices.SortFunc(res.Holders, func(a, b Holder) int {
 		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Target, b.Target),
@@ -162,7 +200,6 @@ func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Target, b.Target),
 			cmp.Compare(a.File, b.File), compareHow(a.How, b.How))
 	})
-	return res, nil
 }
 
 // compareHow orders "fd 3" before "fd 10" before "mmap".
@@ -303,8 +340,6 @@ func (s *scanner) scanPID(pid int, b *buffers) procResult {
 		return r
 	}
 	defer unix.Close(dirfd)
-	var cands []candidate
-	var dbLinks []dbLink // this process's descriptors of a target database
 
 	fdDir, fds, err := readDirNames(dirfd, "fd", b)
 	switch {
@@ -314,43 +349,7 @@ func (s *scanner) scanPID(pid int, b *buffers) procResult {
 	case err != nil:
 		r.denied = true
 	}
-	var st unix.Stat_t
-	// onDevice: the process has a descriptor on a target's filesystem (or
-	// its descriptors could not all be read). Only then are its maps read:
-	// SQLite maps -shm through a descriptor it keeps open while mapped,
-	// so a process with no file open on that filesystem maps none of the
-	// targets, and reading every process's maps dominates the scan.
-	onDevice := r.denied
-	for _, fd := range fds {
-		if err := unix.Fstatat(fdDir, fd, &st, 0); err != nil {
-			if !gone(err) {
-				r.denied = true
-				onDevice = true
-			}
-			continue // closed meanwhile
-		}
-		id := FileID{Dev: st.Dev, Ino: st.Ino}
-		if s.devs[st.Dev] {
-			onDevice = true
-		}
-		if m, ok := s.byID[id]; ok {
-			r.holders = append(r.holders, Holder{
-				PID: pid, Target: s.targets[m.target].Path, File: m.file, How: "fd " + fd,
-			})
-			if m.file == FileDB {
-				if l, err := readlinkat(fdDir, fd); err == nil {
-					dbLinks = append(dbLinks, dbLink{strings.TrimSuffix(l, " (deleted)"), m.target})
-				}
-			}
-			continue
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG || !s.devs[st.Dev] {
-			continue
-		}
-		if l, err := readlinkat(fdDir, fd); err == nil {
-			cands = append(cands, candidate{link: l, id: id, how: "fd " + fd})
-		}
-	}
+	cands, dbLinks, onDevice := s.scanFDs(&r, fdDir, fds)
 	if fdDir >= 0 {
 		unix.Close(fdDir)
 	}
@@ -366,8 +365,66 @@ func (s *scanner) scanPID(pid int, b *buffers) procResult {
 	case err != nil:
 		r.denied = true
 	}
+	cands = s.scanMaps(&r, b.maps, cands, dbLinks)
+
+	if len(cands) > 0 {
+		r.unlinked = s.unlinked(pid, dirfd, cands, dbLinks)
+	}
+	return r
+}
+
+// scanFDs stats each descriptor fds of directory fdDir (/proc/PID/fd) and
+// adds those of a target file to r's holders. It returns the regular files
+// on a target's device that matched no target (candidates for Unlinked),
+// the process's links to a target database, and onDevice: whether the
+// process has a descriptor on a target's filesystem (or its descriptors
+// could not all be read). Only then are its maps read: SQLite maps -shm
+// through a descriptor it keeps open while mapped, so a process with no
+// file open on that filesystem maps none of the targets, and reading every
+// process's maps dominates the scan.
+func (s *scanner) scanFDs(r *procResult, fdDir int, fds []string) (cands []candidate, dbLinks []dbLink, onDevice bool) {
+	var st unix.Stat_t
+	onDevice = r.denied
+	for _, fd := range fds {
+		if err := unix.Fstatat(fdDir, fd, &st, 0); err != nil {
+			if !gone(err) {
+				r.denied = true
+				onDevice = true
+			}
+			continue // closed meanwhile
+		}
+		id := FileID{Dev: st.Dev, Ino: st.Ino}
+		if s.devs[st.Dev] {
+			onDevice = true
+		}
+		if m, ok := s.byID[id]; ok {
+			r.holders = append(r.holders, Holder{
+				PID: r.pid, Target: s.targets[m.target].Path, File: m.file, How: "fd " + fd,
+			})
+			if m.file == FileDB {
+				if l, err := readlinkat(fdDir, fd); err == nil {
+					dbLinks = append(dbLinks, dbLink{strings.TrimSuffix(l, " (deleted)"), m.target})
+				}
+			}
+			continue
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || !s.devs[st.Dev] {
+			continue
+		}
+		if l, err := readlinkat(fdDir, fd); err == nil {
+			cands = append(cands, candidate{link: l, id: id, how: "fd " + fd})
+		}
+	}
+	return cands, dbLinks, onDevice
+}
+
+// scanMaps adds each target file mapped in maps (the text of
+// /proc/PID/maps) to r's holders, once per file, and returns cands with
+// the mappings on a target's device that may name a target file (see
+// mayName) appended.
+func (s *scanner) scanMaps(r *procResult, maps []byte, cands []candidate, dbLinks []dbLink) []candidate {
 	var seen map[ref]bool
-	parseMaps(b.maps, func(m mapping) bool {
+	parseMaps(maps, func(m mapping) bool {
 		id := FileID{Dev: unix.Mkdev(m.Major, m.Minor), Ino: m.Ino}
 		if t, ok := s.byID[id]; ok {
 			if !seen[t] {
@@ -376,7 +433,7 @@ func (s *scanner) scanPID(pid int, b *buffers) procResult {
 				}
 				seen[t] = true
 				r.holders = append(r.holders, Holder{
-					PID: pid, Target: s.targets[t.target].Path, File: t.file, How: "mmap",
+					PID: r.pid, Target: s.targets[t.target].Path, File: t.file, How: "mmap",
 				})
 			}
 			return true
@@ -386,11 +443,7 @@ func (s *scanner) scanPID(pid int, b *buffers) procResult {
 		}
 		return true
 	})
-
-	if len(cands) > 0 {
-		r.unlinked = s.unlinked(pid, dirfd, cands, dbLinks)
-	}
-	return r
+	return cands
 }
 
 // mayName reports whether a maps path could name a target file, directly

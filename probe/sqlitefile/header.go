@@ -33,12 +33,25 @@ const HeaderSize = 100
 // database (https://sqlite.org/fileformat2.html#magic_header_string).
 const Magic = "SQLite format 3\x00"
 
-// magic is Magic, for this package's own use.
-const magic = Magic
-
-// magicSize is the length of magic; sniffing a file for SQLite reads this
+// magicSize is the length of Magic; sniffing a file for SQLite reads this
 // many bytes.
-const magicSize = len(magic)
+const magicSize = len(Magic)
+
+// Byte offsets of the database file that SQLite's unix VFS takes its POSIX
+// locks on, all in the lock-byte page, which holds no data
+// (https://sqlite.org/fileformat2.html#the_lock_byte_page,
+// https://sqlite.org/lockingv3.html; os_unix.c: PENDING_BYTE,
+// RESERVED_BYTE, SHARED_FIRST, SHARED_SIZE).
+const (
+	// PendingByte is taken by a writer waiting for readers to leave.
+	PendingByte = 0x40000000
+	// ReservedByte is held by the connection that intends to write.
+	ReservedByte = PendingByte + 1
+	// SharedFirst is the first of the SharedSize bytes readers lock.
+	SharedFirst = PendingByte + 2
+	// SharedSize is the length of the shared range in bytes.
+	SharedSize = 510
+)
 
 var (
 	// ErrNotSQLite reports that the first bytes of a file are not the SQLite 3
@@ -112,7 +125,7 @@ type Header struct {
 // reported; see PageSizeValid and JournalMode.
 func ParseHeader(b []byte) (Header, error) {
 	n := min(len(b), magicSize)
-	if !bytes.Equal(b[:n], []byte(magic)[:n]) {
+	if !bytes.Equal(b[:n], []byte(Magic)[:n]) {
 		return Header{}, fmt.Errorf("%w: header string %q", ErrNotSQLite, b[:n])
 	}
 	if len(b) < HeaderSize {
@@ -218,7 +231,7 @@ func SniffFormat(b []byte) Format {
 	switch {
 	case len(bytes.Trim(b, "\x00")) == 0:
 		return FormatZeros
-	case bytes.Equal(b[:n], []byte(magic)[:n]):
+	case bytes.Equal(b[:n], []byte(Magic)[:n]):
 		return FormatSQLiteTruncated
 	case len(b) >= 20 && (le.Uint32(b[16:]) == 0xED0CDAED || binary.BigEndian.Uint32(b[16:]) == 0xED0CDAED):
 		return FormatBolt

@@ -148,7 +148,7 @@ func inspect(path string, sniff bool) (db Database, found bool, err error) {
 		if err != nil && err != io.EOF {
 			return db, false, &fs.PathError{Op: "read header", Path: path, Err: err}
 		}
-		if !bytes.Equal(buf[:n], []byte(magic)) {
+		if !bytes.Equal(buf[:n], []byte(Magic)) {
 			return db, false, nil
 		}
 		found = true

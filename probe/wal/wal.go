@@ -256,39 +256,18 @@ func Validate(r io.Reader) (Report, error) {
 		}
 	}
 	h := &rep.Header
-	h.Magic = binary.BigEndian.Uint32(hb[0:])
-	if h.Magic != MagicLittleEndian && h.Magic != MagicBigEndian {
-		return rep, fmt.Errorf("%w: magic 0x%08x", ErrNotWAL, h.Magic)
+	c0, c1, err := decodeHeader(h, hb)
+	if err != nil {
+		return rep, err
 	}
-	h.BigEndianChecksum = h.Magic == MagicBigEndian
-	h.FormatVersion = binary.BigEndian.Uint32(hb[4:])
-	pageSize := binary.BigEndian.Uint32(hb[8:])
-	h.PageSize = int(pageSize)
-	h.CheckpointSeq = binary.BigEndian.Uint32(hb[12:])
-	h.Salt1 = binary.BigEndian.Uint32(hb[16:])
-	h.Salt2 = binary.BigEndian.Uint32(hb[20:])
-	h.Checksum1 = binary.BigEndian.Uint32(hb[24:])
-	h.Checksum2 = binary.BigEndian.Uint32(hb[28:])
-	c0, c1 := sum(h.BigEndianChecksum, 0, 0, hb[:24])
-	h.ChecksumValid = c0 == h.Checksum1 && c1 == h.Checksum2
 	if _, err := br.Discard(HeaderSize); err != nil {
 		return rep, fmt.Errorf("read wal header: %w", err)
 	}
 
 	// The order of the header checks follows SQLite's walIndexRecover.
+	pageSize := uint32(h.PageSize)
 	if pageSize < 512 || pageSize > 65536 || pageSize&(pageSize-1) != 0 {
-		rep.InvalidReason = ReasonPageSize
-		n, err := io.Copy(io.Discard, br)
-		rep.SizeBytes += n
-		rep.Empty = rep.SizeBytes == HeaderSize
-		if !rep.Empty {
-			rep.FirstInvalidFrame = 1
-		}
-		rep.BytesAfterLastCommit = rep.SizeBytes - HeaderSize
-		if err != nil {
-			return rep, fmt.Errorf("read wal: %w", err)
-		}
-		return rep, nil
+		return rep, skipUnlocatable(&rep, br)
 	}
 	s := scan{
 		rep:       &rep,
@@ -314,6 +293,47 @@ func Validate(r io.Reader) (Report, error) {
 	rep.UncommittedTail = rep.ValidFrames - rep.LastCommitFrame
 	rep.Stale = rep.StaleFrames > 0 && rep.ValidLookingAfter == 0
 	return rep, err
+}
+
+// decodeHeader fills h from hb, the 32 bytes of a WAL header
+// (https://sqlite.org/fileformat2.html#walformat), and returns the checksum
+// computed over bytes 0..23. A magic number that is not a WAL's is
+// ErrNotWAL (wrapped), with only h.Magic set.
+func decodeHeader(h *Header, hb []byte) (c0, c1 uint32, err error) {
+	h.Magic = binary.BigEndian.Uint32(hb[0:])
+	if h.Magic != MagicLittleEndian && h.Magic != MagicBigEndian {
+		return 0, 0, fmt.Errorf("%w: magic 0x%08x", ErrNotWAL, h.Magic)
+	}
+	h.BigEndianChecksum = h.Magic == MagicBigEndian
+	h.FormatVersion = binary.BigEndian.Uint32(hb[4:])
+	h.PageSize = int(binary.BigEndian.Uint32(hb[8:]))
+	h.CheckpointSeq = binary.BigEndian.Uint32(hb[12:])
+	h.Salt1 = binary.BigEndian.Uint32(hb[16:])
+	h.Salt2 = binary.BigEndian.Uint32(hb[20:])
+	h.Checksum1 = binary.BigEndian.Uint32(hb[24:])
+	h.Checksum2 = binary.BigEndian.Uint32(hb[28:])
+	c0, c1 = sum(h.BigEndianChecksum, 0, 0, hb[:24])
+	h.ChecksumValid = c0 == h.Checksum1 && c1 == h.Checksum2
+	return c0, c1, nil
+}
+
+// skipUnlocatable reads the rest of a log whose header page size is
+// invalid, so that no frame can be located: rep gets ReasonPageSize, the
+// size, and every byte after the header as lying beyond the last commit.
+// It returns a read error, wrapped.
+func skipUnlocatable(rep *Report, br *bufio.Reader) error {
+	rep.InvalidReason = ReasonPageSize
+	n, err := io.Copy(io.Discard, br)
+	rep.SizeBytes += n
+	rep.Empty = rep.SizeBytes == HeaderSize
+	if !rep.Empty {
+		rep.FirstInvalidFrame = 1
+	}
+	rep.BytesAfterLastCommit = rep.SizeBytes - HeaderSize
+	if err != nil {
+		return fmt.Errorf("read wal: %w", err)
+	}
+	return nil
 }
 
 // scan is the state of the frame loop.
