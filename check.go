@@ -1,9 +1,10 @@
 // Package preflight checks that the SQLite databases in a data directory are
 // safe where they are: it classifies the filesystem that holds each data
 // directory (probe/mounts), reads each database's journal mode from its
-// header (probe/sqlitefile), and turns those facts into findings through one
-// rules table (rules.go). Check is the only entry point; the CLI in
-// cmd/preflight renders its Report.
+// header (probe/sqlitefile), runs the live-writer and health probes, and
+// turns those facts into findings through the one rules table (package
+// rules). Check (and CheckCompose for compose projects) is the only entry
+// point; the CLI in cmd/preflight renders its Report.
 package preflight
 
 import (

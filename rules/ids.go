@@ -2,102 +2,11 @@ package rules
 
 import "github.com/preflight-sqlite/preflight/probe/health"
 
-// Finding IDs, one per finding; each is documented in the README's findings
-// tables (TestREADMEFindings). The header IDs are the problem codes of
-// probe/health (header_problems[].id in the JSON), adopted as they are.
+// Finding IDs, one per finding, in the order of the rules table; each is
+// documented in the README's findings tables (TestREADMEFindings). The
+// header IDs are the problem codes of probe/health (header_problems[].id in
+// the JSON), adopted as they are.
 const (
-	// BindOnDesktop: compose: a data directory on a bind mount while the engine
-	// runs in a VM (Docker Desktop, OrbStack, Colima, Lima, Rancher Desktop,
-	// Podman machine): the share crosses the VM boundary.
-	BindOnDesktop ID = "bind-on-desktop"
-	// BindOnUnsafeFS: compose: on a native Linux engine, a data directory
-	// bind-mounted from a host directory on a cross-vm, network or FUSE
-	// filesystem.
-	BindOnUnsafeFS ID = "bind-on-unsafe-fs"
-	// BindSourceUnchecked: compose: on a native Linux engine, the host
-	// filesystem of a data directory's bind source could not be read or
-	// classified (it did not answer in time, or the mount table could not be
-	// read), so it may be a network or FUSE filesystem.
-	BindSourceUnchecked ID = "bind-source-unchecked"
-	// VolumeOnNetwork: compose: a data directory on a named volume whose
-	// driver_opts make it NFS or CIFS, or whose driver is not local.
-	VolumeOnNetwork ID = "volume-on-network"
-	// VolumeIsBind: compose: a data directory on a named volume with driver_opts
-	// o: bind and device: a host path, which is a bind mount in disguise, judged
-	// as one (error on a VM engine or an unsafe host filesystem).
-	VolumeIsBind ID = "volume-is-bind"
-	// SharedWriter: compose: the same volume or bind source holding a data
-	// directory is mounted read-write by more than one service (or, with --live,
-	// by other running containers).
-	SharedWriter ID = "shared-writer"
-	// NoVolume: compose: a data directory on no mount (the container's writable
-	// layer) or on tmpfs: the data is lost when the container is removed or
-	// stops.
-	NoVolume ID = "no-volume"
-	// BindNotJudged: compose: a read-write bind mount whose content is unknown
-	// (its source does not exist on this machine, did not answer, or was not
-	// read) of services whose images are not in the catalogue, so no rule could
-	// judge it: it may hold SQLite data.
-	BindNotJudged ID = "bind-not-judged"
-	// DBHeaderDamaged: a file named like a database, or with a -wal or -journal
-	// beside it, has no valid SQLite header: a damaged database, not another
-	// program's file; convert refuses it. Warn when only the name says so and
-	// the bytes are of no known format (an encrypted database looks the same).
-	DBHeaderDamaged ID = "db-header-damaged"
-	// HotJournal: a hot rollback journal: a writer died mid-transaction; the
-	// next writer rolls it back. Never delete it.
-	HotJournal ID = "hot-journal"
-	// WALBesideRollbackDB: a -wal file beside a database whose header says
-	// rollback mode: SQLite still reads its frames.
-	WALBesideRollbackDB ID = "wal-beside-rollback-db"
-	// WALInvalidFrames: valid-looking WAL frames follow a broken one: two
-	// writers interleaved, a torn write, or a frame damaged in place (even its
-	// stored checksum alone); SQLite silently discards them.
-	WALInvalidFrames ID = "wal-invalid-frames"
-	// WALStale: the -wal holds frames of an older generation after the current
-	// ones: leftovers of a restarted WAL, not corruption.
-	WALStale ID = "wal-stale"
-	// IntegrityNotChecked: the integrity check could not run: locked by another
-	// process, a hot journal, the private copy could not be made, or an error.
-	IntegrityNotChecked ID = "integrity-not-checked"
-	// FSMmapUnsupported: --probe-fs: the filesystem cannot map a file shared
-	// (mmap, msync): WAL fails with "disk I/O error".
-	FSMmapUnsupported ID = "fs-mmap-unsupported"
-	// FSLocksUnsupported: --probe-fs: the filesystem refused a POSIX lock:
-	// SQLite cannot lock the database in any journal mode.
-	FSLocksUnsupported ID = "fs-locks-unsupported"
-	// FSProbeFailed: --probe-fs: the test file could not be created in the data
-	// directory.
-	FSProbeFailed ID = "fs-probe-failed"
-	// IntegrityIndex: an index is damaged: rebuildable with REINDEX, no rows
-	// lost.
-	IntegrityIndex ID = "integrity-index"
-	// IntegrityFTS: a full-text search index is damaged: rebuild it; the rows
-	// are intact.
-	IntegrityFTS ID = "integrity-fts"
-	// IntegrityTable: a table's b-tree is damaged: rows are at risk.
-	IntegrityTable ID = "integrity-table"
-	// IntegrityStructural: page-level damage (freelist, unused or doubly used
-	// pages).
-	IntegrityStructural ID = "integrity-structural"
-	// IntegrityUnknown: the integrity check failed on something it could not
-	// name; rows may be at risk.
-	IntegrityUnknown ID = "integrity-unknown"
-	// HeaderPageSizeInvalid: the header's page size is not a power of two from
-	// 512 to 65536.
-	HeaderPageSizeInvalid ID = health.ProblemPageSize
-	// DBTruncated: the file is shorter than the header's database size, or not a
-	// whole number of pages: a truncated copy or a torn write.
-	DBTruncated ID = health.ProblemTruncated
-	// HeaderReservedBytes: the header reserves bytes per page (used by
-	// encryption and checksum extensions).
-	HeaderReservedBytes ID = health.ProblemReservedBytes
-	// HeaderTextEncodingInvalid: the header's text encoding is not UTF-8,
-	// UTF-16le or UTF-16be.
-	HeaderTextEncodingInvalid ID = health.ProblemTextEncoding
-	// HeaderTorn: fixed fields of the page-1 header are wrong: a torn or
-	// overwritten header.
-	HeaderTorn ID = health.ProblemTorn
 	// DataDirMissing: a configured data directory or database path does not
 	// exist.
 	DataDirMissing ID = "data-dir-missing"
@@ -166,6 +75,11 @@ const (
 	// regular file (a FIFO, a socket, a device, a directory): SQLite cannot open
 	// the database, and a program that opens a FIFO waits forever.
 	SidecarNotRegular ID = "sidecar-not-regular"
+	// DBHeaderDamaged: a file named like a database, or with a -wal or -journal
+	// beside it, has no valid SQLite header: a damaged database, not another
+	// program's file; convert refuses it. Warn when only the name says so and
+	// the bytes are of no known format (an encrypted database looks the same).
+	DBHeaderDamaged ID = "db-header-damaged"
 	// NotSQLite: a file given as a database, or named like one, holds another
 	// program's format (text, bbolt, Berkeley DB, DuckDB, H2), or, given by
 	// path, bytes of no known format.
@@ -179,9 +93,60 @@ const (
 	// ScanIncomplete: part of a data directory below its top could not be read,
 	// so some databases may not have been checked.
 	ScanIncomplete ID = "scan-incomplete"
-	// MountTableSkippedLines: lines of a --mountinfo file fit no known format
-	// and were skipped.
-	MountTableSkippedLines ID = "mount-table-skipped-lines"
+	// HeaderPageSizeInvalid: the header's page size is not a power of two from
+	// 512 to 65536.
+	HeaderPageSizeInvalid ID = health.ProblemPageSize
+	// DBTruncated: the file is shorter than the header's database size, or not a
+	// whole number of pages: a truncated copy or a torn write.
+	DBTruncated ID = health.ProblemTruncated
+	// HeaderReservedBytes: the header reserves bytes per page (used by
+	// encryption and checksum extensions).
+	HeaderReservedBytes ID = health.ProblemReservedBytes
+	// HeaderTextEncodingInvalid: the header's text encoding is not UTF-8,
+	// UTF-16le or UTF-16be.
+	HeaderTextEncodingInvalid ID = health.ProblemTextEncoding
+	// HeaderTorn: fixed fields of the page-1 header are wrong: a torn or
+	// overwritten header.
+	HeaderTorn ID = health.ProblemTorn
+	// HotJournal: a hot rollback journal: a writer died mid-transaction; the
+	// next writer rolls it back. Never delete it.
+	HotJournal ID = "hot-journal"
+	// WALBesideRollbackDB: a -wal file beside a database whose header says
+	// rollback mode: SQLite still reads its frames.
+	WALBesideRollbackDB ID = "wal-beside-rollback-db"
+	// WALInvalidFrames: valid-looking WAL frames follow a broken one: two
+	// writers interleaved, a torn write, or a frame damaged in place (even its
+	// stored checksum alone); SQLite silently discards them.
+	WALInvalidFrames ID = "wal-invalid-frames"
+	// WALStale: the -wal holds frames of an older generation after the current
+	// ones: leftovers of a restarted WAL, not corruption.
+	WALStale ID = "wal-stale"
+	// IntegrityIndex: an index is damaged: rebuildable with REINDEX, no rows
+	// lost.
+	IntegrityIndex ID = "integrity-index"
+	// IntegrityFTS: a full-text search index is damaged: rebuild it; the rows
+	// are intact.
+	IntegrityFTS ID = "integrity-fts"
+	// IntegrityTable: a table's b-tree is damaged: rows are at risk.
+	IntegrityTable ID = "integrity-table"
+	// IntegrityStructural: page-level damage (freelist, unused or doubly used
+	// pages).
+	IntegrityStructural ID = "integrity-structural"
+	// IntegrityUnknown: the integrity check failed on something it could not
+	// name; rows may be at risk.
+	IntegrityUnknown ID = "integrity-unknown"
+	// IntegrityNotChecked: the integrity check could not run: locked by another
+	// process, a hot journal, the private copy could not be made, or an error.
+	IntegrityNotChecked ID = "integrity-not-checked"
+	// FSMmapUnsupported: --probe-fs: the filesystem cannot map a file shared
+	// (mmap, msync): WAL fails with "disk I/O error".
+	FSMmapUnsupported ID = "fs-mmap-unsupported"
+	// FSLocksUnsupported: --probe-fs: the filesystem refused a POSIX lock:
+	// SQLite cannot lock the database in any journal mode.
+	FSLocksUnsupported ID = "fs-locks-unsupported"
+	// FSProbeFailed: --probe-fs: the test file could not be created in the data
+	// directory.
+	FSProbeFailed ID = "fs-probe-failed"
 	// ShareWithoutLocks: a data directory on a cross-VM share, or on a network
 	// mount whose byte-range locks stay local (nolock, nobrl, local_lock=all):
 	// even in DELETE mode its databases must be opened from one side only.
@@ -224,6 +189,42 @@ const (
 	// completely), so other containers could not be checked: reported when a
 	// database exists (error with --docker required, always).
 	DockerUnreachable ID = "docker-unreachable"
+	// MountTableSkippedLines: lines of a --mountinfo file fit no known format
+	// and were skipped.
+	MountTableSkippedLines ID = "mount-table-skipped-lines"
+	// BindOnDesktop: compose: a data directory on a bind mount while the engine
+	// runs in a VM (Docker Desktop, OrbStack, Colima, Lima, Rancher Desktop,
+	// Podman machine): the share crosses the VM boundary.
+	BindOnDesktop ID = "bind-on-desktop"
+	// BindOnUnsafeFS: compose: on a native Linux engine, a data directory
+	// bind-mounted from a host directory on a cross-vm, network or FUSE
+	// filesystem.
+	BindOnUnsafeFS ID = "bind-on-unsafe-fs"
+	// BindSourceUnchecked: compose: on a native Linux engine, the host
+	// filesystem of a data directory's bind source could not be read or
+	// classified (it did not answer in time, or the mount table could not be
+	// read), so it may be a network or FUSE filesystem.
+	BindSourceUnchecked ID = "bind-source-unchecked"
+	// VolumeOnNetwork: compose: a data directory on a named volume whose
+	// driver_opts make it NFS or CIFS, or whose driver is not local.
+	VolumeOnNetwork ID = "volume-on-network"
+	// VolumeIsBind: compose: a data directory on a named volume with driver_opts
+	// o: bind and device: a host path, which is a bind mount in disguise, judged
+	// as one (error on a VM engine or an unsafe host filesystem).
+	VolumeIsBind ID = "volume-is-bind"
+	// SharedWriter: compose: the same volume or bind source holding a data
+	// directory is mounted read-write by more than one service (or, with --live,
+	// by other running containers).
+	SharedWriter ID = "shared-writer"
+	// NoVolume: compose: a data directory on no mount (the container's writable
+	// layer) or on tmpfs: the data is lost when the container is removed or
+	// stops.
+	NoVolume ID = "no-volume"
+	// BindNotJudged: compose: a read-write bind mount whose content is unknown
+	// (its source does not exist on this machine, did not answer, or was not
+	// read) of services whose images are not in the catalogue, so no rule could
+	// judge it: it may hold SQLite data.
+	BindNotJudged ID = "bind-not-judged"
 )
 
 // Convert's refusal reasons (Refusals) that are not also check findings;
