@@ -90,14 +90,7 @@ func renderContainerWriters(g *Globals, res docker.Result, what string) error {
 		if w.Mount.Type == docker.MountVolume {
 			src = w.Mount.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s:%s\t%s\n", w.Container.Name, shortID(w.Container.ID), w.Container.Image, w.Container.State, strings.TrimSpace(svc), src, w.Mount.Destination, w.Relation)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s:%s\t%s\n", w.Container.Name, docker.ShortID(w.Container.ID), w.Container.Image, w.Container.State, strings.TrimSpace(svc), src, w.Mount.Destination, w.Relation)
 	}
 	return tw.Flush()
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
