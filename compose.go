@@ -219,25 +219,32 @@ func judge(r *Report, in rules.Input, ignore []string) []Finding {
 // unknown), the host filesystem's class for other binds, network for a
 // network volume, ephemeral for no volume or tmpfs, local otherwise.
 func composeClass(a *compose.Analysis) mounts.Class {
+	vm := mounts.EngineNative
+	switch a.Platform.Kind {
+	case compose.PlatformDesktop:
+		vm = mounts.EngineInVM
+	case compose.PlatformUnknown:
+		vm = mounts.EngineVMUnknown
+	}
 	worst := mounts.ClassLocal
 	for i := range a.Mounts {
 		m := &a.Mounts[i]
 		if !m.DataDir {
 			continue
 		}
-		c := mounts.ClassLocal
-		bind := m.Type == "bind" || m.Volume != nil && m.Volume.BindDevice != ""
-		switch {
-		case bind && a.Platform.Kind == compose.PlatformDesktop:
-			c = mounts.ClassCrossVM
-		case bind && a.Platform.Kind == compose.PlatformUnknown:
-			c = mounts.ClassUnknown
-		case bind && m.HostFS != nil:
-			c = m.HostFS.Class
-		case m.Volume != nil && m.Volume.NetworkFS != "":
-			c = mounts.ClassNetwork
-		case m.Type == compose.TypeNone || m.Type == "tmpfs":
-			c = mounts.ClassEphemeral
+		em := mounts.EngineMount{Type: m.Type, VM: vm, HasSource: true}
+		if m.Volume != nil {
+			em.NetworkFS = m.Volume.NetworkFS
+			if m.Volume.BindDevice != "" {
+				em.Type = "bind" // a local volume that binds a host path
+			}
+		}
+		c, why := mounts.EngineClass(em)
+		if why == mounts.WhyHost {
+			c = mounts.ClassLocal
+			if em.Type == "bind" && m.HostFS != nil {
+				c = m.HostFS.Class
+			}
 		}
 		if policy.Riskier(c, worst) {
 			worst = c
