@@ -22,9 +22,12 @@ type ConvertStage int
 
 // Convert stages, in the order convert reaches them.
 const (
+	// StagePrior: the entrypoint's policy, from the data directory's state
+	// file, before anything else (reenabled, failed-before).
+	StagePrior ConvertStage = iota
 	// StageOpen: before anything but the check has read the database
 	// (db-header-damaged, wal-without-database).
-	StageOpen ConvertStage = iota
+	StageOpen
 	// StageGuard: after the header and journal checks, from the check's
 	// report and convert's own looks (writers, probes, sidecars, paths,
 	// Litestream).
@@ -57,13 +60,27 @@ const (
 	ConfirmedOnTerminal
 )
 
+// PriorFailure is the latest attempt at an earlier start to convert a
+// database, as its state file recorded it, when it failed after making its
+// backup and that backup is still there.
+type PriorFailure struct {
+	At     time.Time
+	Backup string
+	Err    string
+}
+
 // ConvertFacts are what convert knows about one database it is about to
 // change: the check's report and what convert looked at itself. Each
 // stage reads only the fields it names.
 type ConvertFacts struct {
-	Report *Report
-	Dir    *DataDir
-	DB     *Database
+	// ReenabledWAL: an earlier start converted the database to DELETE and
+	// it is in WAL mode again; Failed: the latest attempt failed
+	// (StagePrior).
+	ReenabledWAL bool
+	Failed       *PriorFailure
+	Report       *Report
+	Dir          *DataDir
+	DB           *Database
 	// ToWAL is a conversion to WAL (--to wal); else to DELETE.
 	ToWAL bool
 	// AllowUnverified is --allow-unverified; Entrypoint is the
@@ -155,6 +172,28 @@ func unverifiedWhy(f *ConvertFacts) string {
 // convertRules are convert's refusals and notes (table.go); Refusals
 // lists them. Their IDs are the refusals' JSON reasons.
 var convertRules = []rule{
+	{
+		Rule: Rule{Reenabled, LevelError, "entrypoint: a database converted at an earlier start is in WAL mode again (check's wal-reenabled): not converted again"}, scope: ScopeConvert, stage: StagePrior,
+		each: func(s subject) []found {
+			if !s.cv.ReenabledWAL {
+				return nil
+			}
+			return refusal("converted at an earlier start and in WAL mode again: the application re-enables WAL when it opens the database, so converting again would not last",
+				"Pin the application's journal mode to DELETE (PREFLIGHT_JOURNAL_MODE, --export-env), or move the data to a named volume.")
+		},
+	},
+	{
+		Rule: Rule{FailedBefore, LevelError, "entrypoint: the attempt at an earlier start failed after its backup, which is still there: not tried again"}, scope: ScopeConvert, stage: StagePrior,
+		each: func(s subject) []found {
+			p := s.cv.Failed
+			if p == nil {
+				return nil
+			}
+			return refusal(fmt.Sprintf("the conversion at an earlier start (%s) failed after backing the database up to %s: %s; not tried again, so that each start does not add another full backup",
+				p.At.Format(time.RFC3339), p.Backup, p.Err),
+				"Fix what the error names and convert by hand (preflight convert), or remove "+p.Backup+" to let the next start try again.")
+		},
+	},
 	{
 		Rule: Rule{DBHeaderDamaged, LevelError, "the database has no valid SQLite header (check's db-header-damaged): converting would open it, and SQLite cannot"}, scope: ScopeConvert, stage: StageOpen,
 		each: func(s subject) []found {
