@@ -266,19 +266,7 @@ func renderCompose(w io.Writer, r *preflight.Report, format string) error {
 	if err := renderMounts(&b, a); err != nil {
 		return err
 	}
-	if len(r.Findings) > 0 {
-		b.WriteString("\n")
-	}
-	for _, f := range r.Findings {
-		ign := ""
-		if f.Ignored {
-			ign = " (ignored)"
-		}
-		fmt.Fprintf(&b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, f.Message)
-		for _, rem := range f.Remedy {
-			fmt.Fprintf(&b, "  fix: %s\n", rem)
-		}
-	}
+	renderFindings(&b, r.Findings, func(s string) string { return s })
 	if len(a.NotJudged) > 0 {
 		fmt.Fprintf(&b, "\nnot judged: %d read-write bind mounts whose content is unknown, of services whose images are not in the catalogue (declare data directories with --data-dir or label %s):\n", len(a.NotJudged), compose.LabelDataDir)
 		for _, n := range a.NotJudged {

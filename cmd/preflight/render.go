@@ -59,19 +59,7 @@ func renderText(w io.Writer, r *preflight.Report) error {
 			}
 		}
 	}
-	if len(r.Findings) > 0 {
-		b.WriteString("\n")
-	}
-	for _, f := range r.Findings {
-		ign := ""
-		if f.Ignored {
-			ign = " (ignored)"
-		}
-		fmt.Fprintf(&b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, oneLine(f.Message))
-		for _, rem := range f.Remedy {
-			fmt.Fprintf(&b, "  fix: %s\n", oneLine(rem))
-		}
-	}
+	renderFindings(&b, r.Findings, oneLine)
 	fmt.Fprintf(&b, "\nverdict: %s (recommended journal mode: %s)\n", r.Verdict, r.JournalMode)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -199,4 +187,23 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// renderFindings writes a blank line and each finding with its fixes,
+// each text passed through clean ("LEVEL id (ignored): message", "  fix:
+// remedy"); nothing when there are none.
+func renderFindings(b *strings.Builder, fs []preflight.Finding, clean func(string) string) {
+	if len(fs) > 0 {
+		b.WriteString("\n")
+	}
+	for _, f := range fs {
+		ign := ""
+		if f.Ignored {
+			ign = " (ignored)"
+		}
+		fmt.Fprintf(b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, clean(f.Message))
+		for _, rem := range f.Remedy {
+			fmt.Fprintf(b, "  fix: %s\n", clean(rem))
+		}
+	}
 }
