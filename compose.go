@@ -100,7 +100,7 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 	if opts.Catalogue != nil {
 		cat = opts.Catalogue.Merge(cat)
 	}
-	a, err := compose.Analyze(l, compose.Options{
+	a, err := compose.Analyze(ctx, l, compose.Options{
 		DataDirs: opts.DataDirs, Catalogue: cat, Platform: opts.Platform, Engine: engine,
 		HostMounts: opts.HostMounts, NoDisk: opts.NoDisk, FSTimeout: opts.FSTimeout, Live: live,
 	})

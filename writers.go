@@ -324,10 +324,14 @@ func attributeContainers(r *Report, db *Database, f *writerFacts, foreign *Write
 			continue // with --container, that container is the one checked, not another writer
 		}
 		c := cw.Container
-		db.Writers = append(db.Writers, Writer{Kind: report.WriterContainer, Container: &c, Relation: cw.Relation})
+		own := c.SwarmService != "" && f.docker.Self != nil && f.docker.Self.SwarmService == c.SwarmService
+		db.Writers = append(db.Writers, Writer{Kind: report.WriterContainer, Container: &c, Relation: cw.Relation, OwnService: own})
 		containers++
 	}
 	for _, cw := range f.docker.Stopped {
+		if cw.Container.SwarmService != "" {
+			continue // a finished Swarm task's container: Swarm starts new tasks in new containers
+		}
 		if cw.Path == db.Path && (r.Container == nil || cw.Container.ID != r.Container.ID) {
 			c := cw.Container
 			db.Stopped = append(db.Stopped, Writer{Kind: report.WriterContainer, Container: &c, Relation: cw.Relation})

@@ -1,3 +1,5 @@
+//go:build !nocompose
+
 package compose
 
 import (
@@ -19,277 +21,12 @@ import (
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
 
-// Confidence says how sure the analysis is that a mount holds SQLite data,
-// highest first.
-type Confidence string
-
-// Confidences, highest first.
-const (
-	// Declared: --data-dir, the io.preflight.data-dir label, or the
-	// service runs preflight run --data-dir (or sets PREFLIGHT_DATA_DIR).
-	Declared Confidence = "declared"
-	// Found: the bind source on disk holds SQLite files (header magic).
-	Found Confidence = "found"
-	// Catalogued: the image is in the catalogue of applications that keep
-	// SQLite in a known directory.
-	Catalogued Confidence = "catalogue"
-	// Possible: a well-known data target (/data, /config, /var/lib/*,
-	// /app/data, *.db, *.sqlite).
-	Possible Confidence = "possible"
-)
-
-func (c Confidence) rank() int {
-	switch c {
-	case Declared:
-		return 4
-	case Found:
-		return 3
-	case Catalogued:
-		return 2
-	case Possible:
-		return 1
-	}
-	return 0
-}
-
-// Rules that find data directories, in Mount.Rule.
-const (
-	RuleFlag         = "data-dir-flag"
-	RuleLabel        = "label"
-	RulePreflightRun = "preflight-run"
-	RuleSQLiteFiles  = "sqlite-files"
-	RuleCatalogue    = "catalogue"
-	RuleWellKnown    = "well-known"
-)
-
-// LabelDataDir is the service label naming data directories
-// (comma-separated container paths).
-const LabelDataDir = "io.preflight.data-dir"
-
-// Mount types in Mount.Type besides Compose's (bind, volume, tmpfs, npipe,
-// cluster, image): TypeNone is a data directory on no mount at all.
-const TypeNone = "none"
-
-// Platform says whether host bind mounts cross a VM boundary.
-type Platform struct {
-	// Kind is "desktop" (the engine runs in a VM: Docker Desktop, OrbStack,
-	// Colima, Lima, Rancher Desktop, a Podman machine), "linux" (a native
-	// engine: binds are host directories) or "unknown" (either).
-	Kind string `json:"kind"`
-	// How is how Kind was decided: "engine" (Docker API), "flag"
-	// (--platform), or "none".
-	How string `json:"how"`
-	// Engine is the engine kind when the Docker API answered.
-	Engine string `json:"engine,omitempty"`
-}
-
-// Platform kinds.
-const (
-	PlatformDesktop = "desktop"
-	PlatformLinux   = "linux"
-	PlatformUnknown = "unknown"
-)
-
-// Volume is a top-level named volume as the project defines it.
-type Volume struct {
-	// Key is the name in the compose file; Name what the engine calls it
-	// (project_key unless name: or external).
-	Key        string            `json:"key"`
-	Name       string            `json:"name"`
-	Driver     string            `json:"driver,omitempty"`
-	DriverOpts map[string]string `json:"driver_opts,omitempty"`
-	External   bool              `json:"external,omitempty"`
-	// NetworkFS is the driver_opts type when it is a network filesystem
-	// (nfs, nfs4, cifs, smb3), or the driver when it is not "local".
-	NetworkFS string `json:"network_fs,omitempty"`
-	// BindDevice is the host path of a local volume with driver_opts
-	// o: bind and device: PATH (a bind mount in disguise).
-	BindDevice string `json:"bind_device,omitempty"`
-}
-
-// AppRef names the catalogue entry that matched a service's image.
-type AppRef struct {
-	Name string `json:"name"`
-	Docs string `json:"docs,omitempty"`
-	// Source is where the application says its SQLite files live.
-	Source string `json:"source,omitempty"`
-	Note   string `json:"note,omitempty"`
-	// Match is how the image matched: "image" (one of the entry's
-	// images) or "name" (the application's name is a path segment of the
-	// image's repository: another publisher's image).
-	Match string `json:"match,omitempty"`
-	// OtherEngine is the environment setting that moves the application to
-	// another database engine (NAME=value), when set.
-	OtherEngine string `json:"other_engine,omitempty"`
-	// MovedBy is the setting that moved the data directory, when set.
-	MovedBy string `json:"moved_by,omitempty"`
-}
-
-// Location is where a mount is declared.
-type Location struct {
-	File   string `json:"file"`
-	Line   int    `json:"line"`
-	Column int    `json:"column"`
-	// Service is the service that declares it in File (an extends base
-	// can be another service).
-	Service string `json:"service"`
-	// Syntax is "short" or "long".
-	Syntax string `json:"syntax"`
-	// Aliased is set when the entry is reached through a YAML alias or
-	// merge key.
-	Aliased bool `json:"aliased,omitempty"`
-}
-
-// LiveMount is a mount of a running container of the service.
-type LiveMount struct {
-	Container string `json:"container"`
-	Type      string `json:"type"`
-	// Source is the host path (bind) or the volume name (volume).
-	Source string `json:"source"`
-	RW     bool   `json:"rw"`
-}
-
-// Mount is one service × mount, or a data directory on no mount.
-type Mount struct {
-	Service string `json:"service"`
-	Image   string `json:"image,omitempty"`
-	// Type is bind, volume, tmpfs (npipe, cluster, image), or none.
-	Type string `json:"type"`
-	// Source is the host path of a bind (absolute), the volume key of a
-	// volume, "" otherwise.
-	Source string `json:"source,omitempty"`
-	// RawSource is the source as written, before interpolation
-	// (${DATA_DIR:-./data}); Default is the default such a variable names.
-	RawSource string `json:"raw_source,omitempty"`
-	Default   string `json:"default,omitempty"`
-	Target    string `json:"target"`
-	ReadWrite bool   `json:"read_write"`
-	// DataDir says the mount holds SQLite data; Confidence and Rule say
-	// how sure and which rule found it, DataPath the data directory it
-	// holds (Target or a directory below it).
-	DataDir    bool       `json:"data_dir"`
-	Confidence Confidence `json:"confidence,omitempty"`
-	Rule       string     `json:"rule,omitempty"`
-	DataPath   string     `json:"data_path,omitempty"`
-	Why        string     `json:"why,omitempty"`
-	App        *AppRef    `json:"app,omitempty"`
-	// NotData says why a mount that looked like data is not judged as a
-	// data directory (read-only, nested logs or media, another engine).
-	NotData string `json:"not_data,omitempty"`
-	// Databases are SQLite files found under a bind source.
-	Databases []string `json:"databases,omitempty"`
-	// HostFS is the host filesystem of a bind source (or a volume's bind
-	// device), classified from this machine's mount table.
-	HostFS *mounts.Mount `json:"host_fs,omitempty"`
-	// HostFSError says why HostFS is missing: the source did not answer
-	// within Options.FSTimeout, the mount table could not be read, the
-	// path could not be resolved.
-	HostFSError string  `json:"host_fs_error,omitempty"`
-	Volume      *Volume `json:"volume,omitempty"`
-	// SharedWith lists the other service mounts (SERVICE:TARGET) that
-	// mount the same volume or bind source read-write.
-	SharedWith []string `json:"shared_with,omitempty"`
-	// Declared is where the mount is written; nil for TypeNone or when it
-	// could not be found.
-	Declared *Location `json:"declared,omitempty"`
-	// Live lists the mounts of the service's running containers at Target
-	// (--live), and LiveWriters other running containers that mount the
-	// same source read-write.
-	Live        []LiveMount `json:"live,omitempty"`
-	LiveWriters []string    `json:"live_writers,omitempty"`
-	// Via is the mount (SERVICE:TARGET) whose data directory this mount's
-	// bind source holds, when that is how it was found (bySource).
-	Via string `json:"via,omitempty"`
-	// SourceMissing says the bind source does not exist on this machine
-	// (it is created empty when the service starts).
-	SourceMissing bool `json:"source_missing,omitempty"`
-	// Findings are the IDs of the findings made about this mount (set by
-	// the caller that judges it).
-	Findings []string `json:"findings,omitempty"`
-
-	// known: the service's image is in the catalogue (its data
-	// directories, or that it keeps no SQLite, are known).
-	known bool
-}
-
-// NotJudged is a mount whose content is unknown, so no rule could judge
-// it: a read-write bind whose source was not read (absent on this machine,
-// not answering, files from another machine) of services whose images are
-// not in the catalogue.
-type NotJudged struct {
-	// Mount is SERVICE:TARGET; Source the host path.
-	Mount  string `json:"mount"`
-	Source string `json:"source"`
-	// Why is why its content is unknown.
-	Why string `json:"why"`
-}
-
-// Key returns SERVICE:TARGET.
-func (m *Mount) Key() string { return m.Service + ":" + m.Target }
-
-// Analysis is what Analyze found: the facts the compose rules judge.
-type Analysis struct {
-	Project    string   `json:"project"`
-	WorkingDir string   `json:"working_dir"`
-	Files      []string `json:"files"`
-	Profiles   []string `json:"profiles,omitempty"`
-	Platform   Platform `json:"platform"`
-	// HostMounts says where host filesystems were classified from, or why
-	// not.
-	HostMounts string  `json:"host_mounts"`
-	Mounts     []Mount `json:"mounts"`
-	// NotJudged lists the mounts no rule could judge (their content is
-	// unknown); never empty when a verdict of ok would hide them.
-	NotJudged []NotJudged `json:"not_judged"`
-	// Warnings are what Compose's loader warned about (an unset
-	// variable, an obsolete version: key), in its words.
-	Warnings []string `json:"warnings,omitempty"`
-	// Live is the engine's answer for --live.
-	Live *docker.ProjectResult `json:"live,omitempty"`
-	// Rewrites are the proposed named-volume rewrites (Plan).
-	Rewrites []Rewrite `json:"rewrites,omitempty"`
-	// Written are the rewrites compose --write made; the rest of the
-	// analysis is then the project as written.
-	Written []Rewrite `json:"written,omitempty"`
-
-	loaded  *Loaded
-	locator *locator
-	// answered caches fsbound.Responsive per bind source.
-	answered map[string]error
-}
-
-// Options configure Analyze.
-type Options struct {
-	// DataDirs are --data-dir values: TARGET (every service mounting it)
-	// or SERVICE:TARGET.
-	DataDirs []string
-	// Catalogue is the app catalogue; nil means Builtin().
-	Catalogue *Catalogue
-	// Platform is --platform: "desktop", "linux" or "" (ask Engine).
-	Platform string
-	// Engine is the engine recognised through the Docker API, or nil.
-	Engine *docker.Engine
-	// HostMounts is the host mount table for classifying bind sources;
-	// nil reads /proc/self/mountinfo. HostMountsErr, when set, says the
-	// table could not be read.
-	HostMounts    *mounts.Table
-	HostMountsErr error
-	// NoDisk skips reading bind sources (rule 4, host filesystems): for
-	// files from another machine and for tests.
-	NoDisk bool
-	// FSTimeout bounds how long a bind source may take to answer a stat
-	// and a directory read (a stuck FUSE daemon, a dead NFS server); one
-	// that does not is left unread, with Mount.HostFSError saying so. Zero
-	// means 5 s.
-	FSTimeout time.Duration
-	// Live is the engine's list of the project's containers (--live).
-	Live *docker.ProjectResult
-}
-
 // Analyze finds the mounts of every service that hold SQLite data and the
 // facts the rules judge: host filesystem, volume drivers, sharing,
 // platform, declaration positions.
-func Analyze(l *Loaded, opts Options) (*Analysis, error) {
+//
+// ctx bounds the waits for bind sources to answer (FSTimeout derives from it).
+func Analyze(ctx context.Context, l *Loaded, opts Options) (*Analysis, error) {
 	p := l.Project
 	cat := opts.Catalogue
 	if cat == nil {
@@ -297,7 +34,7 @@ func Analyze(l *Loaded, opts Options) (*Analysis, error) {
 	}
 	a := &Analysis{
 		Project: p.Name, WorkingDir: p.WorkingDir, Files: l.Files, Mounts: []Mount{}, NotJudged: []NotJudged{},
-		loaded: l, Live: opts.Live,
+		loaded: l, Live: opts.Live, ctx: ctx,
 	}
 	for _, s := range p.Services {
 		a.Profiles = append(a.Profiles, s.Profiles...)
@@ -359,6 +96,7 @@ func Analyze(l *Loaded, opts Options) (*Analysis, error) {
 	a.NotJudged = notJudged(a.Mounts, opts.NoDisk)
 	a.Warnings = l.Warnings
 	shared(a.Mounts)
+	deploy(a.Mounts, p.Services)
 	if opts.Live != nil {
 		live(a.Mounts, opts.Live)
 	}
@@ -438,7 +176,48 @@ type dataDir struct {
 	app        *AppRef
 }
 
+// dataDirs are a service's data directories, each path once, at the
+// highest confidence a rule gave it (the first rule to give it keeps a
+// tie).
+type dataDirs []dataDir
+
+// add adds p, an absolute container path; others are ignored.
+func (ds *dataDirs) add(p string, c Confidence, rule, why string, app *AppRef) {
+	p = strings.TrimSpace(p)
+	if p == "" || !path.IsAbs(p) {
+		return
+	}
+	p = path.Clean(p)
+	for i := range *ds {
+		if (*ds)[i].path == p {
+			if c.rank() > (*ds)[i].confidence.rank() {
+				(*ds)[i] = dataDir{p, c, rule, why, app}
+			}
+			return
+		}
+	}
+	*ds = append(*ds, dataDir{p, c, rule, why, app})
+}
+
+// analyzeService returns the mounts of service s, each data directory on
+// the deepest mount covering it (or on a TypeNone mount of its own), with
+// the facts the rules judge.
 func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols map[string]*Volume, table *mounts.Table, a *Analysis) []Mount {
+	env := serviceEnv(s)
+	dirs := declaredDirs(s, opts.DataDirs, env)
+	app, ref := catalogueDirs(s, cat, env, &dirs)
+	out := placeDirs(s, dirs, serviceMounts(s, vols, app != nil))
+	for i := range out {
+		if out[i].Type != TypeNone {
+			a.mountFacts(out, i, opts, app, ref, table)
+		}
+	}
+	return out
+}
+
+// serviceEnv returns the service's environment; a variable without a
+// value is "".
+func serviceEnv(s types.ServiceConfig) map[string]string {
 	env := map[string]string{}
 	for k, v := range s.Environment {
 		if v != nil {
@@ -447,24 +226,15 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 			env[k] = ""
 		}
 	}
-	var dirs []dataDir
-	add := func(p string, c Confidence, rule, why string, app *AppRef) {
-		p = strings.TrimSpace(p)
-		if p == "" || !path.IsAbs(p) {
-			return
-		}
-		p = path.Clean(p)
-		for i := range dirs {
-			if dirs[i].path == p {
-				if c.rank() > dirs[i].confidence.rank() {
-					dirs[i] = dataDir{p, c, rule, why, app}
-				}
-				return
-			}
-		}
-		dirs = append(dirs, dataDir{p, c, rule, why, app})
-	}
-	for _, d := range opts.DataDirs {
+	return env
+}
+
+// declaredDirs returns the data directories declared for service s: by
+// --data-dir (dataDirFlags), the io.preflight.data-dir label, a preflight
+// run --data-dir command line, or PREFLIGHT_DATA_DIR in env.
+func declaredDirs(s types.ServiceConfig, dataDirFlags []string, env map[string]string) dataDirs {
+	var dirs dataDirs
+	for _, d := range dataDirFlags {
 		svc, target, ok := strings.Cut(d, ":")
 		if !ok {
 			target, svc = d, ""
@@ -475,47 +245,60 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 		if svc == "" && !coveredBy(path.Clean(target), s.Volumes) {
 			continue
 		}
-		add(target, Declared, RuleFlag, "--data-dir "+d, nil)
+		dirs.add(target, Declared, RuleFlag, "--data-dir "+d, nil)
 	}
 	if l := s.Labels[LabelDataDir]; l != "" {
 		for _, p := range strings.Split(l, ",") {
-			add(p, Declared, RuleLabel, "label "+LabelDataDir+"="+l, nil)
+			dirs.add(p, Declared, RuleLabel, "label "+LabelDataDir+"="+l, nil)
 		}
 	}
 	for _, p := range preflightRunDirs(append(append([]string{}, s.Entrypoint...), s.Command...)) {
-		add(p, Declared, RulePreflightRun, "the service runs preflight run --data-dir "+p, nil)
+		dirs.add(p, Declared, RulePreflightRun, "the service runs preflight run --data-dir "+p, nil)
 	}
 	if v := env["PREFLIGHT_DATA_DIR"]; v != "" {
 		for _, p := range strings.Split(v, ",") {
-			add(p, Declared, RulePreflightRun, "environment PREFLIGHT_DATA_DIR="+v, nil)
+			dirs.add(p, Declared, RulePreflightRun, "environment PREFLIGHT_DATA_DIR="+v, nil)
 		}
 	}
-	var app *App
-	var ref *AppRef
-	var how string
-	if app, how = cat.MatchHow(s.Image); app != nil {
-		ref = &AppRef{Name: app.Name, Docs: app.Docs, Source: app.Source, Note: app.Note, Match: how}
-		ref.OtherEngine = app.engineSwitch(env)
-		if ref.OtherEngine == "" {
-			ds, moved := app.dataDirs(env)
-			ref.MovedBy = moved
-			is := "is"
-			if how == MatchName {
-				is = "is named"
-			}
-			for _, d := range ds {
-				why := fmt.Sprintf("image %s %s %s, which keeps SQLite in %s", s.Image, is, app.Name, d)
-				if moved != "" {
-					why += " (moved by " + moved + ")"
-				}
-				add(d, Catalogued, RuleCatalogue, why, ref)
-			}
-		}
-	}
+	return dirs
+}
 
+// catalogueDirs adds to dirs the data directories the catalogue knows for
+// the service's image (under env: moved by a setting, none when a setting
+// selects another database engine), and returns the matching entry and
+// its reference; nil and nil when the image is not in the catalogue.
+func catalogueDirs(s types.ServiceConfig, cat *Catalogue, env map[string]string, dirs *dataDirs) (*App, *AppRef) {
+	app, how := cat.MatchHow(s.Image)
+	if app == nil {
+		return nil, nil
+	}
+	ref := &AppRef{Name: app.Name, Docs: app.Docs, Source: app.Source, Note: app.Note, Match: how}
+	ref.OtherEngine = app.engineSwitch(env)
+	if ref.OtherEngine != "" {
+		return app, ref
+	}
+	ds, moved := app.dataDirs(env)
+	ref.MovedBy = moved
+	is := "is"
+	if how == MatchName {
+		is = "is named"
+	}
+	for _, d := range ds {
+		why := fmt.Sprintf("image %s %s %s, which keeps SQLite in %s", s.Image, is, app.Name, d)
+		if moved != "" {
+			why += " (moved by " + moved + ")"
+		}
+		dirs.add(d, Catalogued, RuleCatalogue, why, ref)
+	}
+	return app, ref
+}
+
+// serviceMounts returns the service's volumes (bind, volume, ...) and
+// tmpfs mounts; known says its image is in the catalogue.
+func serviceMounts(s types.ServiceConfig, vols map[string]*Volume, known bool) []Mount {
 	var out []Mount
 	for _, v := range s.Volumes {
-		m := Mount{Service: s.Name, Image: s.Image, Type: v.Type, Target: path.Clean(v.Target), ReadWrite: !v.ReadOnly, known: app != nil}
+		m := Mount{Service: s.Name, Image: s.Image, Type: v.Type, Target: path.Clean(v.Target), ReadWrite: !v.ReadOnly, known: known}
 		switch v.Type {
 		case types.VolumeTypeBind:
 			m.Source = v.Source
@@ -532,8 +315,13 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 		t, _, _ = strings.Cut(t, ":")
 		out = append(out, Mount{Service: s.Name, Image: s.Image, Type: types.VolumeTypeTmpfs, Target: path.Clean(t), ReadWrite: true})
 	}
+	return out
+}
 
-	// Each data directory belongs to the deepest mount covering it.
+// placeDirs marks the deepest mount in out covering each data directory
+// (and the mounts nested inside it, unless they hold logs or media), or
+// appends a TypeNone mount for a data directory no mount covers.
+func placeDirs(s types.ServiceConfig, dirs []dataDir, out []Mount) []Mount {
 	for _, d := range dirs {
 		best := -1
 		for i := range out {
@@ -563,64 +351,74 @@ func analyzeService(s types.ServiceConfig, opts Options, cat *Catalogue, vols ma
 			}
 		}
 	}
+	return out
+}
 
-	for i := range out {
-		m := &out[i]
-		if m.Type == TypeNone {
-			continue
+// mountFacts states what is known of mount out[i] (not TypeNone) of a
+// service whose catalogue entry is app (ref its reference; both nil when
+// none): the SQLite files in its bind source, a well-known data target,
+// another database engine, logs or media nested in a data directory,
+// read-only, and the host filesystem of a data directory's bind source or
+// bind device.
+func (a *Analysis) mountFacts(out []Mount, i int, opts Options, app *App, ref *AppRef, table *mounts.Table) {
+	m := &out[i]
+	if m.Type == types.VolumeTypeBind && !opts.NoDisk {
+		a.readBindSource(m, opts.FSTimeout)
+	}
+	if !m.DataDir && app == nil && m.NotData == "" {
+		if why := wellKnown(m.Target); why != "" {
+			mark(m, dataDir{m.Target, Possible, RuleWellKnown, why, nil})
 		}
-		if m.Type == types.VolumeTypeBind && !opts.NoDisk {
-			if err := a.answers(m.Source, opts.FSTimeout); err != nil {
-				m.HostFSError = err.Error()
-			} else if _, err := os.Stat(m.Source); errors.Is(err, fs.ErrNotExist) {
-				m.SourceMissing = true
-			} else if dbs := sqliteFiles(m.Source); len(dbs) > 0 {
-				m.Databases = dbs
-				if !m.DataDir || m.Confidence.rank() < Found.rank() {
-					mark(m, dataDir{m.Target, Found, RuleSQLiteFiles, fmt.Sprintf("the bind source %s holds SQLite databases (%s)", m.Source, strings.Join(baseNames(dbs), ", ")), nil})
-				}
-			}
-		}
-		if !m.DataDir && app == nil && m.NotData == "" {
-			if why := wellKnown(m.Target); why != "" {
-				mark(m, dataDir{m.Target, Possible, RuleWellKnown, why, nil})
-			}
-		}
-		if app != nil && ref.OtherEngine != "" && m.App == nil && !m.DataDir {
-			for _, d := range app.DataDirs {
-				if within(d, m.Target) || within(m.Target, d) {
-					m.App = ref
-					m.NotData = fmt.Sprintf("%s uses another database engine (%s)", app.Name, ref.OtherEngine)
-				}
-			}
-		}
-		if why := logsOrMedia(m.Target); !m.DataDir && why != "" {
-			for j := range out {
-				if out[j].DataDir && out[j].Target != m.Target && within(m.Target, out[j].Target) {
-					m.NotData = fmt.Sprintf("nested inside data directory %s and holds %s", out[j].Target, why)
-				}
-			}
-		}
-		if m.DataDir && !m.ReadWrite {
-			m.NotData = "mounted read-only"
-			m.DataDir = false
-		}
-		if m.DataDir && m.Type == types.VolumeTypeBind && !opts.NoDisk && m.HostFSError == "" {
-			classifyHost(m, m.Source, table, a.HostMounts)
-		}
-		if m.DataDir && m.Volume != nil && m.Volume.BindDevice != "" && !opts.NoDisk {
-			dev := m.Volume.BindDevice
-			if !filepath.IsAbs(dev) {
-				dev = filepath.Join(a.WorkingDir, dev)
-			}
-			if err := a.answers(dev, opts.FSTimeout); err != nil {
-				m.HostFSError = err.Error()
-			} else {
-				classifyHost(m, dev, table, a.HostMounts)
+	}
+	if app != nil && ref.OtherEngine != "" && m.App == nil && !m.DataDir {
+		for _, d := range app.DataDirs {
+			if within(d, m.Target) || within(m.Target, d) {
+				m.App = ref
+				m.NotData = fmt.Sprintf("%s uses another database engine (%s)", app.Name, ref.OtherEngine)
 			}
 		}
 	}
-	return out
+	if why := logsOrMedia(m.Target); !m.DataDir && why != "" {
+		for j := range out {
+			if out[j].DataDir && out[j].Target != m.Target && within(m.Target, out[j].Target) {
+				m.NotData = fmt.Sprintf("nested inside data directory %s and holds %s", out[j].Target, why)
+			}
+		}
+	}
+	if m.DataDir && !m.ReadWrite {
+		m.NotData = "mounted read-only"
+		m.DataDir = false
+	}
+	if m.DataDir && m.Type == types.VolumeTypeBind && !opts.NoDisk && m.HostFSError == "" {
+		classifyHost(m, m.Source, table, a.HostMounts)
+	}
+	if m.DataDir && m.Volume != nil && m.Volume.BindDevice != "" && !opts.NoDisk {
+		dev := m.Volume.BindDevice
+		if !filepath.IsAbs(dev) {
+			dev = filepath.Join(a.WorkingDir, dev)
+		}
+		if err := a.answers(dev, opts.FSTimeout); err != nil {
+			m.HostFSError = err.Error()
+		} else {
+			classifyHost(m, dev, table, a.HostMounts)
+		}
+	}
+}
+
+// readBindSource reads bind mount m's source on this machine: whether it
+// answers within timeout, exists, and holds SQLite databases (which make
+// it a data directory, found).
+func (a *Analysis) readBindSource(m *Mount, timeout time.Duration) {
+	if err := a.answers(m.Source, timeout); err != nil {
+		m.HostFSError = err.Error()
+	} else if _, err := os.Stat(m.Source); errors.Is(err, fs.ErrNotExist) {
+		m.SourceMissing = true
+	} else if dbs := sqliteFiles(m.Source); len(dbs) > 0 {
+		m.Databases = dbs
+		if !m.DataDir || m.Confidence.rank() < Found.rank() {
+			mark(m, dataDir{m.Target, Found, RuleSQLiteFiles, fmt.Sprintf("the bind source %s holds SQLite databases (%s)", m.Source, strings.Join(baseNames(dbs), ", ")), nil})
+		}
+	}
 }
 
 // anyCovered reports whether another data directory of the same catalogue
@@ -659,7 +457,7 @@ func (a *Analysis) answers(p string, timeout time.Duration) error {
 	}
 	err, ok := a.answered[p]
 	if !ok {
-		err = fsbound.Responsive(context.Background(), p, timeout)
+		err = fsbound.Responsive(a.ctx, p, timeout)
 		a.answered[p] = err
 	}
 	return err

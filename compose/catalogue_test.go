@@ -107,7 +107,7 @@ volumes: {bz1: {}, bz2: {}, pid1: {}, pid2: {}, hbox: {}, drone: {}}
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := compose.Analyze(l, compose.Options{Platform: "linux", NoDisk: true, HostMounts: &mounts.Table{}})
+	a, err := compose.Analyze(context.Background(), l, compose.Options{Platform: "linux", NoDisk: true, HostMounts: &mounts.Table{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/preflight-sqlite/preflight/compose"
 )
@@ -24,7 +24,7 @@ func rewriteAll(t testing.TB, dir string, src []byte) (*compose.Analysis, []comp
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := compose.Analyze(l, compose.Options{Platform: compose.PlatformDesktop, NoDisk: true})
+	a, err := compose.Analyze(context.Background(), l, compose.Options{Platform: compose.PlatformDesktop, NoDisk: true})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,8 +13,6 @@ package compose
 import (
 	"errors"
 	"os"
-
-	"github.com/compose-spec/compose-go/v2/types"
 )
 
 // ErrNotBuilt is returned by Load in a binary built with the nocompose
@@ -47,7 +45,7 @@ type LoadOptions struct {
 
 // Loaded is a loaded project with the files it came from.
 type Loaded struct {
-	Project *types.Project
+	Project *Project
 	// Files are the top-level compose files in merge order (absolute).
 	Files []string
 	// Warnings are the loader's warnings (an unset variable, an obsolete

@@ -16,6 +16,9 @@ import (
 // Built is true in the full build: Load loads projects.
 const Built = true
 
+// Project is a project as compose-go's loader gives it.
+type Project = types.Project
+
 // Load loads the project with Compose's own semantics: files merged in
 // order, include, extends, .env and --env-file interpolation, profiles,
 // relative paths resolved against the project directory.

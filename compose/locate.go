@@ -1,3 +1,5 @@
+//go:build !nocompose
+
 package compose
 
 import (
@@ -13,7 +15,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/format"
 	"github.com/compose-spec/compose-go/v2/template"
 	"github.com/sirupsen/logrus"
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // doc is one compose file as bytes and as a YAML node tree. The tree is
@@ -332,29 +334,6 @@ func (l *locator) service(file, name string) *serviceDecl {
 		sd.items = append(sd.items, it)
 	}
 	return sd
-}
-
-// shortSourceEnd returns the length of the source part of a short-syntax
-// volume as written ("${DATA:-./d}:/data:rw" gives 12): the text before the
-// first colon outside ${...}, past a leading Windows drive letter
-// ("C:\data:/data" gives 7); 0 when there is no source.
-func shortSourceEnd(raw string) int {
-	depth, start := 0, 0
-	if driveLetter(raw) {
-		start = 2
-	}
-	for i := start; i < len(raw); i++ {
-		switch {
-		case raw[i] == '$' && i+1 < len(raw) && raw[i+1] == '{':
-			depth++
-			i++
-		case raw[i] == '}' && depth > 0:
-			depth--
-		case raw[i] == ':' && depth == 0:
-			return i
-		}
-	}
-	return 0
 }
 
 // found is where a mount is declared.

@@ -1,3 +1,5 @@
+//go:build !nocompose
+
 package compose
 
 import (
@@ -14,75 +16,8 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/pmezard/go-difflib/difflib"
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 )
-
-// Rewrite is one proposed change: a bind mount of a data directory
-// becomes a named volume.
-type Rewrite struct {
-	Service string `json:"service"`
-	Target  string `json:"target"`
-	// File and Line are where the mount is declared; Syntax is short or
-	// long.
-	File   string `json:"file"`
-	Line   int    `json:"line"`
-	Syntax string `json:"syntax,omitempty"`
-	// From is the source as written (./data, ${DATA_DIR:-./data});
-	// Default is such a variable's default; HostPath the resolved host
-	// directory holding the data now.
-	From     string `json:"from"`
-	Default  string `json:"default,omitempty"`
-	HostPath string `json:"host_path"`
-	// Volume is the named volume's key in the compose file; VolumeName
-	// the name the engine gives it (PROJECT_KEY); VolumeFile the file
-	// whose top-level volumes: gets the entry.
-	Volume     string `json:"volume"`
-	VolumeName string `json:"volume_name"`
-	VolumeFile string `json:"volume_file"`
-	// Findings are the finding IDs that made the mount risky.
-	Findings []string `json:"findings"`
-	// Migrate are the commands, in order, that move the existing data
-	// into the volume once.
-	Migrate []string `json:"migrate,omitempty"`
-	// SameAs is set when an earlier rewrite already moves this host
-	// directory into the same volume (its migration covers this one).
-	SameAs string `json:"same_as,omitempty"`
-	// Refused says why the file is not edited automatically (the
-	// suggestion stands; edit by hand).
-	Refused string `json:"refused,omitempty"`
-	// Note says what to know before migrating: the host directory does
-	// not exist on this machine (nothing to move here).
-	Note string `json:"note,omitempty"`
-	// LeftBehind lists the mounts (SERVICE:TARGET SOURCE) of a directory
-	// inside HostPath or containing it that this rewrite does not move:
-	// after it they read or write the old directory, not the volume.
-	LeftBehind []string `json:"left_behind,omitempty"`
-}
-
-// FileEdit is one file before and after the rewrite.
-type FileEdit struct {
-	File   string `json:"file"`
-	Before []byte `json:"-"`
-	After  []byte `json:"-"`
-	// Backup is where the original was saved by a write (FILE.bak, or
-	// FILE.bak.N when that existed); empty before.
-	Backup string `json:"backup,omitempty"`
-}
-
-// Changed reports whether the edit changes the file.
-func (e FileEdit) Changed() bool { return !bytes.Equal(e.Before, e.After) }
-
-// PlanOptions configure Plan.
-type PlanOptions struct {
-	// ComposeArgs are the docker compose global flags that select this
-	// project (-f, -p, --profile, --env-file), already shell-quoted, for
-	// the printed commands.
-	ComposeArgs string
-	// MigrateImage is the image holding preflight for the one-shot
-	// migration container when the service's own image does not run
-	// preflight; default "preflight" (this repository's Dockerfile).
-	MigrateImage string
-}
 
 // splice replaces src[start:end] with text.
 type splice struct {
@@ -100,6 +35,33 @@ func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions
 	if opts.MigrateImage == "" {
 		opts.MigrateImage = "preflight"
 	}
+	p := &plan{taken: a.takenVolumes(), byHost: map[string]planned{}, edits: map[string][]splice{},
+		adds: map[string][]string{}, seen: map[string]bool{}}
+	a.Rewrites = nil
+	for _, i := range which {
+		a.Rewrites = append(a.Rewrites, a.planMount(p, i, findings[i], opts))
+	}
+	a.leftBehind()
+	a.declareVolumes(p)
+	return a.applyEdits(p.edits)
+}
+
+// plan is what Plan builds up over the mounts it rewrites.
+type plan struct {
+	taken  map[string]bool     // volume keys in use
+	byHost map[string]planned  // cleaned host directory: its volume
+	edits  map[string][]splice // file: its splices
+	adds   map[string][]string // file: the volume keys to declare in it
+	seen   map[string]bool     // FILE@OFFSET of the splices made
+}
+
+// planned is the volume chosen for a host directory, and the first mount
+// (SERVICE:TARGET) moved into it.
+type planned struct{ name, first string }
+
+// takenVolumes returns the volume keys the project and its files already
+// use.
+func (a *Analysis) takenVolumes() map[string]bool {
 	taken := map[string]bool{}
 	if a.loaded != nil {
 		for k := range a.loaded.Project.Volumes {
@@ -116,73 +78,91 @@ func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions
 			}
 		}
 	}
-	type planned struct{ name, first string }
-	byHost := map[string]planned{}
-	edits := map[string][]splice{}
-	adds := map[string][]string{}
-	seen := map[string]bool{}
-	a.Rewrites = nil
-	for _, i := range which {
-		m := &a.Mounts[i]
-		rw := Rewrite{Service: m.Service, Target: m.Target, From: m.RawSource, Default: m.Default, HostPath: m.Source, Findings: findings[i]}
-		if rw.Findings == nil {
-			rw.Findings = []string{} // moved with another mount of its host directory
-		}
-		if rw.From == "" {
-			rw.From = m.Source
-		}
-		if m.Declared != nil {
-			rw.File, rw.Line, rw.Syntax = m.Declared.File, m.Declared.Line, m.Declared.Syntax
-		}
-		pl, again := byHost[filepath.Clean(m.Source)]
-		name := pl.name
-		if !again {
-			name = m.Service + "-data"
-			for n := 2; taken[name]; n++ {
-				name = fmt.Sprintf("%s-data-%d", m.Service, n)
-			}
-			taken[name] = true
-			byHost[filepath.Clean(m.Source)] = planned{name, m.Key()}
-		}
-		rw.Volume = name
-		rw.VolumeName = a.Project + "_" + name
-		f, err := a.locator.locate(m.Service, m.Target)
-		switch {
-		case m.Type != types.VolumeTypeBind:
-			rw.Refused = "not a bind mount"
-		case err != nil:
-			rw.Refused = fmt.Sprintf("cannot find where %s is declared: %v", m.Key(), err)
-		default:
-			rw.VolumeFile = f.owner
-			sp, why := mountSplices(f, name)
-			if why != "" {
-				rw.Refused = why
-				break
-			}
-			for _, s := range sp {
-				k := fmt.Sprintf("%s@%d", f.decl.doc.path, s.start)
-				if !seen[k] {
-					seen[k] = true
-					edits[f.decl.doc.path] = append(edits[f.decl.doc.path], s)
-				}
-			}
-			adds[f.owner] = append(adds[f.owner], name)
-		}
-		switch {
-		case again && !m.ReadWrite:
-			rw.SameAs = fmt.Sprintf("a read-only mount of the same host directory as %s: it moves to the same volume, read-only, and is migrated with it", pl.first)
-		case again:
-			rw.SameAs = fmt.Sprintf("the same host directory as %s: migrate once", pl.first)
-		default:
-			rw.Migrate = migration(a, m, rw, opts)
-			if m.SourceMissing {
-				rw.Note = fmt.Sprintf("%s does not exist on this machine, so there is no data here to move: run the migration where the project's data is, or skip it for a new project", m.Source)
-			}
-		}
-		a.Rewrites = append(a.Rewrites, rw)
+	return taken
+}
+
+// planMount returns the rewrite of mount a.Mounts[i] (risky for findings)
+// and records its splices in p.
+func (a *Analysis) planMount(p *plan, i int, findings []string, opts PlanOptions) Rewrite {
+	m := &a.Mounts[i]
+	rw := Rewrite{Service: m.Service, Target: m.Target, From: m.RawSource, Default: m.Default, HostPath: m.Source, Findings: findings}
+	if rw.Findings == nil {
+		rw.Findings = []string{} // moved with another mount of its host directory
 	}
-	a.leftBehind()
-	for file, names := range adds {
+	if rw.From == "" {
+		rw.From = m.Source
+	}
+	if m.Declared != nil {
+		rw.File, rw.Line, rw.Syntax = m.Declared.File, m.Declared.Line, m.Declared.Syntax
+	}
+	pl, again := p.volumeFor(m)
+	rw.Volume = pl.name
+	rw.VolumeName = a.Project + "_" + pl.name
+	f, err := a.locator.locate(m.Service, m.Target)
+	p.spliceMount(m, f, err, &rw)
+	switch {
+	case again && !m.ReadWrite:
+		rw.SameAs = fmt.Sprintf("a read-only mount of the same host directory as %s: it moves to the same volume, read-only, and is migrated with it", pl.first)
+	case again:
+		rw.SameAs = fmt.Sprintf("the same host directory as %s: migrate once", pl.first)
+	default:
+		rw.Migrate = migration(a, m, rw, opts)
+		if m.SourceMissing {
+			rw.Note = fmt.Sprintf("%s does not exist on this machine, so there is no data here to move: run the migration where the project's data is, or skip it for a new project", m.Source)
+		}
+	}
+	return rw
+}
+
+// volumeFor returns the volume for m's host directory, and whether an
+// earlier mount of the same directory chose it; else it chooses a key
+// not taken (SERVICE-data, SERVICE-data-2, ...).
+func (p *plan) volumeFor(m *Mount) (planned, bool) {
+	host := filepath.Clean(m.Source)
+	if pl, ok := p.byHost[host]; ok {
+		return pl, true
+	}
+	name := m.Service + "-data"
+	for n := 2; p.taken[name]; n++ {
+		name = fmt.Sprintf("%s-data-%d", m.Service, n)
+	}
+	p.taken[name] = true
+	p.byHost[host] = planned{name, m.Key()}
+	return p.byHost[host], false
+}
+
+// spliceMount records the splices that turn bind mount m, declared at f
+// (err when it was not found), into volume rw.Volume, or sets rw.Refused
+// to say why it is not edited.
+func (p *plan) spliceMount(m *Mount, f found, err error, rw *Rewrite) {
+	switch {
+	case m.Type != types.VolumeTypeBind:
+		rw.Refused = "not a bind mount"
+	case err != nil:
+		rw.Refused = fmt.Sprintf("cannot find where %s is declared: %v", m.Key(), err)
+	default:
+		rw.VolumeFile = f.owner
+		sp, why := mountSplices(f, rw.Volume)
+		if why != "" {
+			rw.Refused = why
+			return
+		}
+		for _, s := range sp {
+			k := fmt.Sprintf("%s@%d", f.decl.doc.path, s.start)
+			if !p.seen[k] {
+				p.seen[k] = true
+				p.edits[f.decl.doc.path] = append(p.edits[f.decl.doc.path], s)
+			}
+		}
+		p.adds[f.owner] = append(p.adds[f.owner], rw.Volume)
+	}
+}
+
+// declareVolumes adds to p.edits the top-level volumes: entries of each
+// file in p.adds; a file where that cannot be done is not edited, and its
+// rewrites say why.
+func (a *Analysis) declareVolumes(p *plan) {
+	for file, names := range p.adds {
 		d := a.locator.doc(file)
 		if d == nil {
 			continue
@@ -194,13 +174,18 @@ func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions
 					a.Rewrites[i].Refused = err.Error()
 				}
 			}
-			delete(edits, file)
+			delete(p.edits, file)
 			continue
 		}
 		if s != nil {
-			edits[file] = append(edits[file], *s)
+			p.edits[file] = append(p.edits[file], *s)
 		}
 	}
+}
+
+// applyEdits splices each file's edits into its bytes, in file name order,
+// and checks that the result still parses as YAML.
+func (a *Analysis) applyEdits(edits map[string][]splice) ([]FileEdit, error) {
 	var out []FileEdit
 	files := make([]string, 0, len(edits))
 	for f := range edits {

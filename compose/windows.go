@@ -34,3 +34,26 @@ func driveLetter(p string) bool {
 	c := p[0] | 0x20
 	return c >= 'a' && c <= 'z'
 }
+
+// shortSourceEnd returns the length of the source part of a short-syntax
+// volume as written ("${DATA:-./d}:/data:rw" gives 12): the text before the
+// first colon outside ${...}, past a leading Windows drive letter
+// ("C:\data:/data" gives 7); 0 when there is no source.
+func shortSourceEnd(raw string) int {
+	depth, start := 0, 0
+	if driveLetter(raw) {
+		start = 2
+	}
+	for i := start; i < len(raw); i++ {
+		switch {
+		case raw[i] == '$' && i+1 < len(raw) && raw[i+1] == '{':
+			depth++
+			i++
+		case raw[i] == '}' && depth > 0:
+			depth--
+		case raw[i] == ':' && depth == 0:
+			return i
+		}
+	}
+	return 0
+}

@@ -77,7 +77,7 @@ func TestWindowsPathsHostFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := compose.Analyze(l, compose.Options{Platform: compose.PlatformLinux})
+	a, err := compose.Analyze(context.Background(), l, compose.Options{Platform: compose.PlatformLinux})
 	if err != nil {
 		t.Fatal(err)
 	}

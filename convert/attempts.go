@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +22,7 @@ import (
 // reuse names that backup: no refusal, and Run reuses it rather than
 // making a second one while it holds the files as they are. An unreadable
 // state file refuses nothing; ConvertedBefore reports it.
-func priorAttempt(path, dir string, converted []string, states map[string]State) (r Refusal, refused bool, reuse string) {
+func priorAttempt(ctx context.Context, path, dir string, converted []string, states map[string]State) (r Refusal, refused bool, reuse string) {
 	cp := CanonicalPath(path)
 	cf := &rules.ConvertFacts{DB: &preflight.Database{}}
 	cf.DB.Path = path
@@ -34,7 +35,7 @@ func priorAttempt(path, dir string, converted []string, states map[string]State)
 	}
 	s, ok := states[dir]
 	if !ok {
-		s, _ = readStateBounded(dir, 2*time.Second)
+		s, _ = readStateBounded(ctx, dir, 2*time.Second)
 		states[dir] = s
 	}
 	var last *Conversion

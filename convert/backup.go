@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/preflight-sqlite/preflight/internal/rawfile"
-
 	"github.com/preflight-sqlite/preflight/internal/dirfd"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
 
@@ -47,26 +47,15 @@ const copyBufSize = 1 << 20
 // how many bytes the database file may reach after the checkpoint (the
 // WAL's last committed database size); the free space on the database's
 // filesystem must hold that growth as well. Nothing is left behind on
-// failure: a partial backup directory is removed; one cut short by a kill
-// stays as DIR.partial, never under the final name.
-func backup(path, parent string, now time.Time, growth int64, progress func(done, total int64)) (*Backup, error) {
+// failure, nor when ctx ends during the copy (the error then wraps
+// ctx's cause): a partial backup directory is removed; one cut short by a
+// kill stays as DIR.partial, never under the final name. Once every file
+// is copied the backup is completed whatever ctx says.
+func backup(ctx context.Context, path, parent string, now time.Time, growth int64, progress func(done, total int64)) (*Backup, error) {
 	start := time.Now()
-	type src struct {
-		name string
-		size int64
-	}
-	var srcs []src
-	var total int64
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		fi, err := os.Stat(path + suffix)
-		if errors.Is(err, fs.ErrNotExist) && suffix != "" {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		srcs = append(srcs, src{filepath.Base(path) + suffix, fi.Size()})
-		total += fi.Size()
+	srcs, total, err := backupSources(path)
+	if err != nil {
+		return nil, err
 	}
 	dbDir := filepath.Dir(path)
 	if parent == "" {
@@ -74,33 +63,8 @@ func backup(path, parent string, now time.Time, growth int64, progress func(done
 	} else if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("create backup directory: %w", err)
 	}
-	growth -= srcs[0].size
-	if growth < 0 {
-		growth = 0
-	}
-	const margin = 1 << 20 // directory entries, metadata
-	need := map[uint64]int64{}
-	dirs := map[uint64]string{}
-	for _, x := range []struct {
-		dir  string
-		need int64
-	}{{parent, total + margin}, {dbDir, growth}} {
-		fi, err := os.Stat(x.dir)
-		if err != nil {
-			return nil, err
-		}
-		dev := devOf(fi)
-		need[dev] += x.need
-		dirs[dev] = x.dir
-	}
-	for dev, n := range need {
-		free, err := freeBytes(dirs[dev])
-		if err != nil {
-			return nil, fmt.Errorf("statfs %s: %w", dirs[dev], err)
-		}
-		if free >= 0 && free < n {
-			return nil, fmt.Errorf("%w on %s: %d bytes free, %d needed (backup %d bytes, database growth %d bytes)", ErrNoSpace, dirs[dev], free, n, total, growth)
-		}
+	if err := checkSpace(parent, dbDir, total, max(growth-srcs[0].size, 0)); err != nil {
+		return nil, err
 	}
 
 	// The copy is made in DIR.partial and renamed to DIR once every file
@@ -127,24 +91,8 @@ func backup(path, parent string, now time.Time, growth int64, progress func(done
 			removeBackup(pd, name+".partial", sub, b.Files)
 		}
 	}()
-	buf := make([]byte, copyBufSize)
-	var done int64
-	for _, s := range srcs {
-		b.Files = append(b.Files, BackupFile{Name: s.name})
-		n, err := copyFile(filepath.Join(dbDir, s.name), s.name != filepath.Base(path), sub, s.name, buf, func(n int64) {
-			if progress != nil {
-				progress(done+n, total)
-			}
-		})
-		if err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				err = fmt.Errorf("%w (disk full while copying %s): %w", ErrNoSpace, s.name, err)
-			}
-			return nil, err
-		}
-		done += n
-		b.Files[len(b.Files)-1].Bytes = n
-		b.Bytes += n
+	if err := copyBackupFiles(ctx, dbDir, srcs, sub, b, total, progress); err != nil {
+		return nil, err
 	}
 	if err := sub.Sync(); err != nil {
 		return nil, err
@@ -155,6 +103,91 @@ func backup(path, parent string, now time.Time, growth int64, progress func(done
 	b.Duration = time.Since(start)
 	ok = true
 	return b, nil
+}
+
+// backupSource is a file to back up: its name in the database's
+// directory and its size in bytes when the backup began.
+type backupSource struct {
+	name string
+	size int64
+}
+
+// backupSources lists path (first, required), path-wal and path-shm (when
+// they exist) and their total size in bytes.
+func backupSources(path string) ([]backupSource, int64, error) {
+	var srcs []backupSource
+	var total int64
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		fi, err := os.Stat(path + suffix)
+		if errors.Is(err, fs.ErrNotExist) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		srcs = append(srcs, backupSource{filepath.Base(path) + suffix, fi.Size()})
+		total += fi.Size()
+	}
+	return srcs, total, nil
+}
+
+// checkSpace returns an error wrapping ErrNoSpace unless the filesystem of
+// parent has room for total bytes of backup (and 1 MiB of metadata) and
+// the filesystem of dbDir for growth bytes more of database, both summed
+// when they are one filesystem.
+func checkSpace(parent, dbDir string, total, growth int64) error {
+	const margin = 1 << 20 // directory entries, metadata
+	need := map[uint64]int64{}
+	dirs := map[uint64]string{}
+	for _, x := range []struct {
+		dir  string
+		need int64
+	}{{parent, total + margin}, {dbDir, growth}} {
+		fi, err := os.Stat(x.dir)
+		if err != nil {
+			return err
+		}
+		dev := devOf(fi)
+		need[dev] += x.need
+		dirs[dev] = x.dir
+	}
+	for dev, n := range need {
+		free, err := freeBytes(dirs[dev])
+		if err != nil {
+			return fmt.Errorf("statfs %s: %w", dirs[dev], err)
+		}
+		if free >= 0 && free < n {
+			return fmt.Errorf("%w on %s: %d bytes free, %d needed (backup %d bytes, database growth %d bytes)", ErrNoSpace, dirs[dev], free, n, total, growth)
+		}
+	}
+	return nil
+}
+
+// copyBackupFiles copies each of srcs from dbDir into sub, adding it to b
+// (Files, Bytes) before its copy starts so that a failure removes it, and
+// reports the bytes done of total to progress (nil: none). It stops with
+// an error wrapping ctx's cause when ctx ends.
+func copyBackupFiles(ctx context.Context, dbDir string, srcs []backupSource, sub *dirfd.Dir, b *Backup, total int64, progress func(done, total int64)) error {
+	buf := make([]byte, copyBufSize)
+	var done int64
+	for i, s := range srcs {
+		b.Files = append(b.Files, BackupFile{Name: s.name})
+		n, err := copyFile(ctx, filepath.Join(dbDir, s.name), i > 0, sub, s.name, buf, func(n int64) {
+			if progress != nil {
+				progress(done+n, total)
+			}
+		})
+		if err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				err = fmt.Errorf("%w (disk full while copying %s): %w", ErrNoSpace, s.name, err)
+			}
+			return err
+		}
+		done += n
+		b.Files[len(b.Files)-1].Bytes = n
+		b.Bytes += n
+	}
+	return nil
 }
 
 // mkBackupDir creates base.partial (base-2.partial, ... when base or
@@ -215,8 +248,9 @@ func removeBackup(pd *dirfd.Dir, partial string, sub *dirfd.Dir, files []BackupF
 // copyFile copies src, a regular file (with nofollow, not through a
 // symlink at its name), to the new file name in dir (O_EXCL, O_NOFOLLOW,
 // mode 0600), fsyncs it and returns the bytes copied. Both descriptors are
-// closed before it returns.
-func copyFile(src string, nofollow bool, dir *dirfd.Dir, name string, buf []byte, progress func(int64)) (int64, error) {
+// closed before it returns. When ctx ends it stops between two reads of
+// buf with an error wrapping ctx's cause.
+func copyFile(ctx context.Context, src string, nofollow bool, dir *dirfd.Dir, name string, buf []byte, progress func(int64)) (int64, error) {
 	in, err := rawfile.Open(src, nofollow)
 	if err != nil {
 		return 0, err
@@ -229,6 +263,10 @@ func copyFile(src string, nofollow bool, dir *dirfd.Dir, name string, buf []byte
 	dst := out.Name()
 	var n int64
 	for {
+		if ctx.Err() != nil {
+			out.Close()
+			return n, fmt.Errorf("interrupted while copying %s (%w)", filepath.Base(src), context.Cause(ctx))
+		}
 		r, rerr := in.Read(buf)
 		if r > 0 {
 			if _, werr := out.Write(buf[:r]); werr != nil {

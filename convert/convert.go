@@ -174,7 +174,8 @@ type Database struct {
 	Error string `json:"error,omitempty"`
 	// Interrupted says the conversion failed because the context was
 	// canceled (a signal: docker stop during the start); Error then says
-	// whether the journal mode had changed.
+	// whether the journal mode had changed and, when it had (After is then
+	// set), whether its verification finished (Verified.Interrupted).
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Hints follow Error: what to do about it.
 	Hints []string `json:"hints,omitempty"`
@@ -205,8 +206,8 @@ type Database struct {
 
 // Refusal is one reason the guard refused a database.
 type Refusal struct {
-	// Reason is stable: writer, unlinked-sidecar, unseen-writer,
-	// unverified, litestream, wal-loss, needs-confirmation, unsafe-fs,
+	// Reason is stable: writer, writer-task (a Swarm task on another
+	// node), unlinked-sidecar, unseen-writer, unverified, litestream, wal-loss, needs-confirmation, unsafe-fs,
 	// activity, reenabled (the entrypoint policy does not convert a
 	// database again that the application switched back to WAL),
 	// failed-before (nor one whose attempt at an earlier start failed
@@ -250,6 +251,10 @@ type Verified struct {
 	Tables []TableCount `json:"tables"`
 	// Duration is the time the verification took.
 	Duration time.Duration `json:"duration_ns"`
+	// Interrupted says the context ended (a signal) during the
+	// verification: the checks above did not all run, and the database
+	// is in the new journal mode (the change came before).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Failed reports whether any database was refused or failed.
@@ -283,8 +288,10 @@ var ErrBadOptions = errors.New("invalid options")
 
 // Run guards, backs up, converts and verifies every database in
 // opts.Paths, one after the other. It returns an error only when it could
-// not start (bad options, the guard's check failed); the outcome of each
-// database, refusals and failures included, is in the Result.
+// not start (bad options, the guard's check failed or was cut short by
+// ctx), or, with the Result so far, when ctx ended between two databases;
+// the outcome of each database, refusals, failures and interruptions
+// included, is in the Result.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if len(opts.Paths) == 0 {
 		return nil, ErrNoPaths
@@ -324,6 +331,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	rep, err := preflight.Check(ctx, copts)
 	if err != nil {
 		return nil, fmt.Errorf("guard: %w", err)
+	}
+	if ctx.Err() != nil {
+		// A check cut short may have found only some databases, or none:
+		// it is no guard.
+		return nil, fmt.Errorf("guard: interrupted: %w", context.Cause(ctx))
 	}
 	res := &Result{Schema: Schema, To: opts.To, DryRun: opts.DryRun, Probes: rep.Probes, Databases: []Database{}}
 	for _, d := range rep.DataDirs {

@@ -603,14 +603,14 @@ func TestStateFile(t *testing.T) {
 	if got := s.ConvertedToDelete(); len(got) != 1 || got[0] != "/data/b.db" {
 		t.Errorf("ConvertedToDelete() = %v, want [/data/b.db]", got)
 	}
-	got, errs := convert.ConvertedBefore([]string{dir, filepath.Join(t.TempDir(), "x.db")})
+	got, errs := convert.ConvertedBefore(context.Background(), []string{dir, filepath.Join(t.TempDir(), "x.db")})
 	if len(errs) != 0 || len(got) != 1 {
 		t.Errorf("ConvertedBefore = %v, %v", got, errs)
 	}
 	if err := os.WriteFile(filepath.Join(dir, convert.StateFile), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, errs := convert.ConvertedBefore([]string{dir}); len(errs) != 1 {
+	if _, errs := convert.ConvertedBefore(context.Background(), []string{dir}); len(errs) != 1 {
 		t.Errorf("ConvertedBefore on a broken state file: errs %v, want one", errs)
 	}
 }

@@ -183,7 +183,11 @@ func convertChecked(ctx context.Context, db *preflight.Database, opts Options, d
 		return d
 	}
 	if !opts.NoBackup {
-		if err := makeBackup(db, opts, &d); err != nil {
+		if err := makeBackup(ctx, db, opts, &d); err != nil {
+			if ctx.Err() != nil {
+				hints, err := conversionFailed(ctx, db.Path, opts, fmt.Errorf("backup: %w", err), &d)
+				return fail(err, hints...)
+			}
 			hint := "free space, or pass --backup-dir DIR on a filesystem with room (--no-backup skips it)"
 			if !errors.Is(err, ErrNoSpace) {
 				hint = "fix the backup location (--backup-dir DIR), or pass --no-backup to skip it"
@@ -374,7 +378,7 @@ func walLossCommand(path string, opts Options, refusals []Refusal) string {
 // sets d.Backup: the complete backup an interrupted attempt made
 // (opts.ReuseBackup) when it still holds the database's files, else a new
 // one.
-func makeBackup(db *preflight.Database, opts Options, d *Database) error {
+func makeBackup(ctx context.Context, db *preflight.Database, opts Options, d *Database) error {
 	removed, err := removePartialBackups(db.Path, opts.BackupDir)
 	for _, r := range removed {
 		d.Notes = append(d.Notes, "removed "+r+", a backup an earlier run began and did not finish")
@@ -406,7 +410,7 @@ func makeBackup(db *preflight.Database, opts Options, d *Database) error {
 	if d.WAL != nil {
 		walPages = int64(d.WAL.DBSizePages)
 	}
-	b, err := backup(db.Path, opts.BackupDir, opts.Now().UTC(), walPages*int64(db.PageSize), func(done, total int64) {
+	b, err := backup(ctx, db.Path, opts.BackupDir, opts.Now().UTC(), walPages*int64(db.PageSize), func(done, total int64) {
 		if opts.Progress != nil {
 			opts.Progress(db.Path, "backup", done, total)
 		}
@@ -433,7 +437,8 @@ func conversionFailed(ctx context.Context, path string, opts Options, err error,
 		state := "interrupted; the journal mode could not be read afterwards"
 		if h, herr := sqlitefile.Inspect(path); herr == nil {
 			if (to == ToDelete) == (h.JournalMode == sqlitefile.JournalRollback) {
-				state = "interrupted after the journal mode change: the database is in " + strings.ToUpper(to) + " mode, its verification did not run"
+				d.After = to
+				state = "interrupted after the journal mode change: the database is in " + strings.ToUpper(to) + " mode, " + verification(d.Verified)
 			} else {
 				state = "interrupted before the journal mode change: the database is as it was, in its old journal mode, with all its data"
 				if opts.Entrypoint && d.Backup != nil {

@@ -18,12 +18,12 @@ import (
 // itself, or the directory of a database file) and returns the databases
 // converted to DELETE at an earlier start, for
 // preflight.WriterOptions.Converted. Unreadable state files are returned as
-// errors alongside.
-func ConvertedBefore(paths []string) ([]string, []error) {
+// errors alongside. Each read is bounded by 2 s and by ctx.
+func ConvertedBefore(ctx context.Context, paths []string) ([]string, []error) {
 	var out []string
 	var errs []error
 	for _, dir := range stateDirs(paths) {
-		s, err := readStateBounded(dir, 2*time.Second)
+		s, err := readStateBounded(ctx, dir, 2*time.Second)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("read %s: %w", filepath.Join(dir, StateFile), err))
 			continue
@@ -35,13 +35,13 @@ func ConvertedBefore(paths []string) ([]string, []error) {
 
 // readStateBounded is ReadState within timeout: the entrypoint must not
 // hang on a data directory whose filesystem stopped answering (the check
-// reports that directory as unresponsive).
-func readStateBounded(dir string, timeout time.Duration) (State, error) {
+// reports that directory as unresponsive). An ended ctx ends the wait.
+func readStateBounded(ctx context.Context, dir string, timeout time.Duration) (State, error) {
 	type result struct {
 		s   State
 		err error
 	}
-	r, ok := fsbound.Within(context.Background(), timeout, func() result {
+	r, ok := fsbound.Within(ctx, timeout, func() result {
 		s, err := ReadState(dir)
 		return result{s, err}
 	})
@@ -113,7 +113,7 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 		if !rules.Wants(f, rules.ActConvert) || f.Ignored {
 			continue
 		}
-		r, refused, backup := priorAttempt(f.Path, dirOf[f.Path], check.Writers.Converted, states)
+		r, refused, backup := priorAttempt(ctx, f.Path, dirOf[f.Path], check.Writers.Converted, states)
 		if refused {
 			again = append(again, Database{Path: f.Path, Before: ToWAL, Status: StatusRefused, Refusals: []Refusal{r}})
 			continue

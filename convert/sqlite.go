@@ -41,7 +41,9 @@ func dsnMode(path, mode string) string {
 
 // convertDB runs the conversion of path to opts.To on one connection and
 // verifies it; see the package comment. It records in d how long the
-// conversion (open to mode change) and the verification took. Every error leaves
+// conversion (open to mode change) and the verification took. When ctx
+// ends during the verification, the Verified returned says so
+// (Interrupted): the mode change before it is done. Every error leaves
 // the database's content as it was (a checkpoint only copies committed pages
 // into the database file); an error before "PRAGMA journal_mode" leaves it in
 // its old mode.
@@ -76,6 +78,9 @@ func convertDB(ctx context.Context, path string, opts Options, d *Database) (*Ch
 	}
 	err = verify(ctx, path, abs, opts.To, before, v)
 	v.Duration = time.Since(start)
+	if err != nil && ctx.Err() != nil {
+		v.Interrupted = true
+	}
 	if v.CheckResult != "ok" && err == nil {
 		d.Notes = append(d.Notes, v.Check+" "+v.CheckResult)
 	}
@@ -443,4 +448,14 @@ func sqlErr(what string, err error) error {
 		return fmt.Errorf("%s: %w (%w)", what, ErrLocked, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// verification says how far the verification of a conversion whose
+// journal mode change is done got before ctx ended: v is what convertDB
+// returned (nil: it did not start).
+func verification(v *Verified) string {
+	if v == nil {
+		return "its verification did not run"
+	}
+	return "its verification was cut short and did not finish"
 }

@@ -359,98 +359,251 @@ func checkWithDriver(path, want string) error {
 	return nil
 }
 
-// TestConvertCrash kills the conversion (the built preflight binary) with
-// SIGKILL at random moments within its measured run time, on a database
-// with a 30 MiB WAL of known committed rows. After every kill a copy of the
-// files opens with Debian's sqlite3 and with the driver, integrity_check ok
-// and every committed row there; then convert runs again on the killed
-// files and must finish the job. PREFLIGHT_CRASH_KILLS sets the number of
-// kills (default 20; scripts/crash-test.sh runs 200).
+// TestConvertCrash stops the conversion (the built preflight binary) at
+// random moments within its measured run time, on a database with a 30
+// MiB WAL of known committed rows. SIGKILL (subtest SIGKILL, without a
+// backup): after every kill a copy of the files opens with Debian's
+// sqlite3 and with the driver, integrity_check ok and every committed row
+// there; then convert runs again on the killed files and must finish the
+// job. SIGINT and SIGTERM (subtests of those names, with the backup):
+// the process exits 128 plus the signal's number, the same checks hold,
+// before the journal mode change the database is still WAL and no
+// .partial backup is left, after it the report says whether the
+// verification finished. PREFLIGHT_CRASH_KILLS sets the number of kills
+// (default 20; scripts/crash-test.sh runs 200), PREFLIGHT_CRASH_SIGNALS
+// the number of each other signal (default 3; scripts/signal-test.sh
+// runs 50).
 func TestConvertCrash(t *testing.T) {
 	requireBinaries(t)
 	requireSQLite3(t)
-	kills := 20
-	if s := os.Getenv("PREFLIGHT_CRASH_KILLS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("PREFLIGHT_CRASH_KILLS=%q: want a positive number", s)
-		}
-		kills = n
-	}
+	kills, signals := crashCount(t, "PREFLIGHT_CRASH_KILLS", 20), crashCount(t, "PREFLIGHT_CRASH_SIGNALS", 3)
 	tmpl, want := crashFixture(t, 30)
 	fi, _ := os.Stat(filepath.Join(tmpl, "app.db-wal"))
 	t.Logf("fixture: -wal %d bytes, rows %s", fi.Size(), want)
-	pf := filepath.Join(binDir, "preflight")
+	c := crashRun{pf: filepath.Join(binDir, "preflight"), tmpl: tmpl, want: want}
+	t.Run("SIGKILL", func(t *testing.T) { c.kills(t, kills) })
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(signalName(sig), func(t *testing.T) { c.signals(t, sig, signals) })
+	}
+}
+
+// crashCount is the number in the environment variable env, or def.
+func crashCount(t *testing.T, env string, def int) int {
+	t.Helper()
+	s := os.Getenv(env)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		t.Fatalf("%s=%q: want a number, 0 or more", env, s)
+	}
+	return n
+}
+
+func signalName(sig syscall.Signal) string {
+	if sig == syscall.SIGINT {
+		return "SIGINT"
+	}
+	return "SIGTERM"
+}
+
+// crashRun is the binary and the fixture TestConvertCrash stops.
+type crashRun struct {
+	pf, tmpl, want string
+}
+
+// measure copies the fixture to db and times one conversion with args.
+func (c crashRun) measure(t *testing.T, db string, args []string) time.Duration {
+	t.Helper()
+	copyDB(t, filepath.Join(c.tmpl, "app.db"), db)
+	start := time.Now()
+	if out, err := exec.Command(c.pf, args...).CombinedOutput(); err != nil {
+		t.Fatalf("convert: %v\n%s", err, out)
+	}
+	return time.Since(start)
+}
+
+// checkFiles opens copies of db (each SQLite on its own copy: opening
+// recovers and may change the files) with Debian's sqlite3 and with the
+// driver: integrity_check ok and every committed row there.
+func (c crashRun) checkFiles(t *testing.T, db, check, what string) {
+	t.Helper()
+	copyDB(t, db, check)
+	if err := checkWithSQLite3(t, check, c.want); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	copyDB(t, db, check)
+	if err := checkWithDriver(check, c.want); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// again runs convert (args) on db once more, which must finish the job,
+// and checks the result with sqlite3; it returns whether a hot journal
+// had to be recovered first.
+func (c crashRun) again(t *testing.T, db string, args []string, what string) bool {
+	t.Helper()
+	hot := false
+	out, err := exec.Command(c.pf, args...).CombinedOutput()
+	if err != nil && bytes.Contains(out, []byte("hot rollback journal")) {
+		// The kill interrupted SQLite's own rollback-mode commit of the
+		// header change: do what the hint says, then convert again.
+		hot = true
+		if o, err := exec.Command("sqlite3", db, "PRAGMA quick_check;").CombinedOutput(); err != nil {
+			t.Fatalf("%s: recover: %v\n%s", what, err, o)
+		}
+		out, err = exec.Command(c.pf, args...).CombinedOutput()
+	}
+	if err != nil {
+		t.Fatalf("%s: convert again: %v\n%s", what, err, out)
+	}
+	if h := headerBytes(t, db); h != "1/1" {
+		t.Fatalf("%s: header %s after convert again, want 1/1", what, h)
+	}
+	if mode, _ := exec.Command("sqlite3", db, "PRAGMA journal_mode;").Output(); strings.TrimSpace(string(mode)) != "delete" {
+		t.Fatalf("%s: journal_mode %q after convert again", what, mode)
+	}
+	if err := checkWithSQLite3(t, db, c.want); err != nil {
+		t.Fatalf("%s: after convert again: %v", what, err)
+	}
+	return hot
+}
+
+// kills SIGKILLs n conversions without a backup.
+func (c crashRun) kills(t *testing.T, n int) {
 	work := t.TempDir()
 	db := filepath.Join(work, "app.db")
 	check := filepath.Join(t.TempDir(), "check.db")
 	args := []string{"convert", "--docker", "off", "--allow-unverified", "--no-backup", db}
-
-	// Measure one conversion.
-	copyDB(t, filepath.Join(tmpl, "app.db"), db)
-	start := time.Now()
-	if out, err := exec.Command(pf, args...).CombinedOutput(); err != nil {
-		t.Fatalf("convert: %v\n%s", err, out)
-	}
-	full := time.Since(start)
+	full := c.measure(t, db, args)
 	t.Logf("one conversion of the fixture takes %v", full.Round(time.Millisecond))
-
 	var killed, finished, hotJournals int
-	for i := 0; i < kills; i++ {
-		copyDB(t, filepath.Join(tmpl, "app.db"), db)
+	for i := 0; i < n; i++ {
+		copyDB(t, filepath.Join(c.tmpl, "app.db"), db)
 		delay := time.Duration(rand.Int64N(int64(full)))
-		cmd := exec.Command(pf, args...)
+		cmd := exec.Command(c.pf, args...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(delay)
-		err := cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Process.Signal(syscall.SIGKILL)
 		werr := cmd.Wait()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			killed++
 		} else {
 			finished++
-			_ = err
 			if werr != nil {
 				t.Fatalf("kill %d: convert exited on its own with %v", i, werr)
 			}
 		}
-		// The files as the kill left them, opened by both SQLites (each
-		// on its own copy: opening recovers and may change the files).
-		copyDB(t, db, check)
-		if err := checkWithSQLite3(t, check, want); err != nil {
-			t.Fatalf("kill %d after %v: %v", i, delay, err)
-		}
-		copyDB(t, db, check)
-		if err := checkWithDriver(check, want); err != nil {
-			t.Fatalf("kill %d after %v: %v", i, delay, err)
-		}
-		// Running convert again finishes the job.
-		out, err := exec.Command(pf, args...).CombinedOutput()
-		if err != nil && bytes.Contains(out, []byte("hot rollback journal")) {
-			// The kill interrupted SQLite's own rollback-mode commit of the
-			// header change: do what the hint says, then convert again.
+		what := fmt.Sprintf("kill %d after %v", i, delay)
+		c.checkFiles(t, db, check, what)
+		if c.again(t, db, args, what) {
 			hotJournals++
-			if o, err := exec.Command("sqlite3", db, "PRAGMA quick_check;").CombinedOutput(); err != nil {
-				t.Fatalf("kill %d: recover: %v\n%s", i, err, o)
-			}
-			out, err = exec.Command(pf, args...).CombinedOutput()
-		}
-		if err != nil {
-			t.Fatalf("kill %d after %v: convert again: %v\n%s", i, delay, err, out)
-		}
-		if h := headerBytes(t, db); h != "1/1" {
-			t.Fatalf("kill %d: header %s after convert again, want 1/1", i, h)
-		}
-		if mode, _ := exec.Command("sqlite3", db, "PRAGMA journal_mode;").Output(); strings.TrimSpace(string(mode)) != "delete" {
-			t.Fatalf("kill %d: journal_mode %q after convert again", i, mode)
-		}
-		if err := checkWithSQLite3(t, db, want); err != nil {
-			t.Fatalf("kill %d: after convert again: %v", i, err)
 		}
 	}
-	t.Logf("%d runs: %d killed mid-run, %d had finished before the kill; %d left a hot journal", kills, killed, finished, hotJournals)
-	fmt.Fprintf(os.Stderr, "crash test: %d runs, %d killed mid-run, %d finished first, %d hot journals; conversion time %v\n", kills, killed, finished, hotJournals, full.Round(time.Millisecond))
+	t.Logf("%d runs: %d killed mid-run, %d had finished before the kill; %d left a hot journal", n, killed, finished, hotJournals)
+	fmt.Fprintf(os.Stderr, "crash test: %d runs, %d killed mid-run, %d finished first, %d hot journals; conversion time %v\n", n, killed, finished, hotJournals, full.Round(time.Millisecond))
+}
+
+// signalStats counts where the signals of TestConvertCrash landed.
+type signalStats struct {
+	// early: the process died of the signal, which came before Go's
+	// handler was installed (nothing had started). before: stopped
+	// before the journal mode change (withBackup: its backup was
+	// complete and stays). cut: stopped after it, the verification not
+	// finished; verified: after it, the verification finished. finished:
+	// the conversion was done before the signal.
+	early, before, withBackup, cut, verified, finished int
+}
+
+// signals sends sig to n conversions with a backup, each at a random
+// moment within the measured run time, and checks each outcome.
+func (c crashRun) signals(t *testing.T, sig syscall.Signal, n int) {
+	work := t.TempDir()
+	db := filepath.Join(work, "app.db")
+	check := filepath.Join(t.TempDir(), "check.db")
+	args := []string{"convert", "--docker", "off", "--allow-unverified", db}
+	full := c.measure(t, db, args)
+	var st signalStats
+	for i := 0; i < n; i++ {
+		clearDir(t, work)
+		copyDB(t, filepath.Join(c.tmpl, "app.db"), db)
+		delay := time.Duration(rand.Int64N(int64(full)))
+		what := fmt.Sprintf("%s %d after %v", signalName(sig), i, delay)
+		cmd := exec.Command(c.pf, args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		cmd.Process.Signal(sig)
+		cmd.Wait()
+		c.outcome(t, &st, work, db, cmd.ProcessState, sig, stdout.String(), stderr.String(), what)
+		c.checkFiles(t, db, check, what)
+		c.again(t, db, []string{"convert", "--docker", "off", "--allow-unverified", "--no-backup", db}, what)
+	}
+	t.Logf("%d runs: %+v", n, st)
+	fmt.Fprintf(os.Stderr, "signal test: %s: %d runs: %d before the journal mode change (%d with their complete backup kept, the rest with none), %d after it with the verification cut short, %d after it verified, %d finished first, %d before the handler; conversion time %v; integrity_check ok and every row after each\n",
+		signalName(sig), n, st.before, st.withBackup, st.cut, st.verified, st.finished, st.early, full.Round(time.Millisecond))
+}
+
+// outcome checks what a conversion stopped by sig left in work (db and
+// its backups) against its exit and report (stdout; stderr when it was
+// stopped before it had one), and counts it.
+func (c crashRun) outcome(t *testing.T, st *signalStats, work, db string, ps *os.ProcessState, sig syscall.Signal, stdout, stderr, what string) {
+	t.Helper()
+	what += "\nstdout: " + stdout + "\nstderr: " + stderr
+	var partial, complete int
+	ents, _ := os.ReadDir(work)
+	for _, e := range ents {
+		switch {
+		case strings.HasSuffix(e.Name(), ".partial"):
+			partial++
+		case strings.Contains(e.Name(), ".preflight-backup-"):
+			complete++
+		}
+	}
+	if partial > 0 {
+		t.Fatalf("%s: %d .partial backups left, want none", what, partial)
+	}
+	h := headerBytes(t, db)
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled() && h == "2/2" && complete == 0:
+		st.early++
+	case ps.ExitCode() == 0 && h == "1/1" && strings.Contains(stdout, "verified: journal_mode delete"):
+		st.finished++
+	case ps.ExitCode() != 128+int(sig):
+		t.Fatalf("%s: exit %d (header %s), want %d", what, ps.ExitCode(), h, 128+int(sig))
+	case h == "2/2" && (strings.Contains(stdout, "interrupted before the journal mode change") || stdout == ""):
+		st.before++
+		if complete > 0 {
+			st.withBackup++
+		}
+	case h == "1/1" && strings.Contains(stdout, "interrupted after the journal mode change") && strings.Contains(stdout, "its verification "):
+		st.cut++
+	case h == "1/1" && strings.Contains(stdout, "verified: journal_mode delete"):
+		st.verified++
+	default:
+		t.Fatalf("%s: header %s and a report that does not say where the conversion stopped", what, h)
+	}
+}
+
+// clearDir removes every entry of dir.
+func clearDir(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // The exit codes of convert, by running the binary: 0 converted or

@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,6 +40,14 @@ import (
 
 // Schema names the JSON shape of Result.
 const Schema = "preflight-migrate/v1"
+
+// IncompleteMarker is the file that marks a destination whose copy is not
+// complete and verified. Run creates it in To (fsynced, with the directory)
+// before it copies anything and removes it only once the copy verified:
+// a migrate stopped by a signal, killed, or whose copy did not verify
+// leaves it there, and Run refuses a To that holds anything (it too) and
+// a From that holds it (a copy that is not one).
+const IncompleteMarker = ".preflight-migrate-incomplete"
 
 // ErrRefused is returned (wrapped) when the guard refuses: a live writer
 // (ErrInUse), a destination that is not empty (ErrNotEmpty), a source
@@ -122,6 +131,10 @@ type Result struct {
 	Refused []string `json:"refused,omitempty"`
 	// Guard is the live-writer check of From and To, when it ran.
 	Guard *preflight.Report `json:"guard,omitempty"`
+	// Incomplete is the IncompleteMarker left in To: the copy there was
+	// stopped (ctx ended: a signal) or did not verify. Empty when To holds
+	// a verified copy or nothing.
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // Run copies From to To and verifies the copy. Errors wrap ErrRefused when
@@ -129,7 +142,10 @@ type Result struct {
 // ErrNotEmpty, ErrSourceState, fsbound.ErrNoAnswer saying why), ErrVerify
 // when the copy differs; a partial copy is left in To for inspection (From
 // is never changed). To is created only once the guard let the copy run:
-// a refusal leaves no directory behind.
+// a refusal leaves no directory behind. When ctx ends (a signal) during
+// the copy, Run stops at once with an error wrapping ctx's cause, and the
+// partial copy stays in To with IncompleteMarker (res.Incomplete); any
+// other failure of the copy empties To.
 func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	res := &Result{Schema: Schema, From: opts.From, To: opts.To, Databases: []Database{}, Files: []File{}}
 	from, err := filepath.Abs(opts.From)
@@ -152,6 +168,9 @@ func Run(ctx context.Context, opts Options) (_ *Result, err error) {
 	}
 	if _, err := checkOverlap(from, to, opts.From, opts.To); err != nil {
 		return res, err
+	}
+	if _, err := os.Lstat(filepath.Join(from, IncompleteMarker)); err == nil {
+		return res, fmt.Errorf("%w: --from %s holds %s: it is a copy an interrupted migrate left unfinished, not the data; copy from the original", ErrBadInput, opts.From, IncompleteMarker)
 	}
 	root, err := openExisting(from, to, opts, res)
 	if err != nil {
@@ -221,6 +240,9 @@ func openExisting(from, to string, opts Options, res *Result) (*os.Root, error) 
 		return nil, fmt.Errorf("read %s: %w", opts.To, err)
 	}
 	why := fmt.Sprintf("--to %s is not empty (it holds %s): the copy never overwrites", opts.To, ents[0])
+	if slices.Contains(ents, IncompleteMarker) {
+		why = fmt.Sprintf("--to %s holds an incomplete copy that an earlier migrate left (it was interrupted, or its copy did not verify; %s marks it): the copy never overwrites", opts.To, IncompleteMarker)
+	}
 	res.Refused = append(res.Refused, why)
 	return nil, &refusal{ErrNotEmpty, why}
 }
@@ -291,11 +313,23 @@ func sourceState(dbs map[string]bool, res *Result) error {
 // copyAll copies every entry of from into root (the empty to) and
 // verifies the copy; see Run.
 func copyAll(ctx context.Context, opts Options, from string, dbs map[string]bool, root *os.Root, res *Result) (err error) {
+	if err := mark(root, opts.From); err != nil {
+		return err
+	}
+	res.Incomplete = filepath.Join(opts.To, IncompleteMarker)
 	// From here on the copy writes into To, which was empty: a copy that
 	// fails is removed, so a second run does not meet a half-filled To.
+	// One stopped by a signal stays, marked, so that the process ends
+	// within the stop's grace period whatever the copy's size.
 	defer func() {
-		if err != nil && !errors.Is(err, ErrVerify) {
+		switch {
+		case err == nil:
+			res.Incomplete = ""
+		case ctx.Err() != nil:
+			err = fmt.Errorf("%w: interrupted (%w)", err, context.Cause(ctx))
+		case !errors.Is(err, ErrVerify):
 			emptyDir(root)
+			res.Incomplete = ""
 		}
 	}()
 
@@ -324,7 +358,64 @@ func copyAll(ctx context.Context, opts Options, from string, dbs map[string]bool
 			return err
 		}
 	}
-	return verify(ctx, res, from, root)
+	if err := verify(ctx, res, from, root); err != nil {
+		return err
+	}
+	return unmark(root, res)
+}
+
+// mark creates IncompleteMarker in root, saying what it is, and fsyncs it
+// and root: on disk before any copied entry is.
+func mark(root *os.Root, from string) error {
+	f, err := root.OpenFile(IncompleteMarker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("mark %s incomplete: %w", root.Name(), err)
+	}
+	_, err = fmt.Fprintf(f, "preflight migrate is copying %s here, or was stopped before its copy was complete and verified: do not use this copy\n", from)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncAt(root, ".")
+	}
+	if err != nil {
+		return fmt.Errorf("mark %s incomplete: %w", root.Name(), err)
+	}
+	return nil
+}
+
+// unmark fsyncs the copied databases (VACUUM INTO does not) and root, then
+// removes IncompleteMarker and fsyncs root again: the marker goes only once
+// the verified copy is on disk.
+func unmark(root *os.Root, res *Result) error {
+	for _, d := range res.Databases {
+		if err := syncAt(root, d.Path); err != nil {
+			return fmt.Errorf("fsync %s: %w", d.Path, err)
+		}
+	}
+	if err := syncAt(root, "."); err != nil {
+		return err
+	}
+	if err := root.Remove(IncompleteMarker); err != nil {
+		return fmt.Errorf("remove %s: %w", IncompleteMarker, err)
+	}
+	return syncAt(root, ".")
+}
+
+// syncAt fsyncs the file or directory rel in root.
+func syncAt(root *os.Root, rel string) error {
+	f, err := root.Open(rel)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // dirTimes is a directory copied, whose times are set once its entries are.
@@ -377,7 +468,7 @@ func copyEntry(ctx context.Context, p, rel string, dbs map[string]bool, root *os
 		res.Skipped = append(res.Skipped, rel+" (sidecar: its content is in the database copy)")
 		return nil, nil
 	}
-	f, err := copyFile(p, root, rel, fi)
+	f, err := copyFile(ctx, p, root, rel, fi)
 	if err != nil {
 		return nil, err
 	}
@@ -540,8 +631,9 @@ func counts(ctx context.Context, c *sql.Conn) ([]TableCount, error) {
 }
 
 // copyFile copies a regular file to rel in root (O_EXCL: an entry there,
-// a symlink included, is an error) and returns its size and SHA-256.
-func copyFile(src string, root *os.Root, rel string, fi fs.FileInfo) (File, error) {
+// a symlink included, is an error) and returns its size and SHA-256. It
+// stops with ctx's error when ctx ends.
+func copyFile(ctx context.Context, src string, root *os.Root, rel string, fi fs.FileInfo) (File, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return File{}, err
@@ -552,7 +644,7 @@ func copyFile(src string, root *os.Root, rel string, fi fs.FileInfo) (File, erro
 		return File{}, fmt.Errorf("create %s: %w", filepath.Join(root.Name(), rel), err)
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), in)
+	n, err := io.Copy(io.MultiWriter(out, h), ctxReader{ctx, in})
 	if err != nil {
 		out.Close()
 		return File{}, fmt.Errorf("copy %s: %w", src, err)
@@ -567,14 +659,29 @@ func copyFile(src string, root *os.Root, rel string, fi fs.FileInfo) (File, erro
 	return File{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
-func hashFile(open func(string) (*os.File, error), p string) (int64, string, error) {
+// ctxReader is r that fails with ctx's error once ctx ended.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// hashFile returns the size and SHA-256 of the file p that open opens,
+// stopping with ctx's error when ctx ends.
+func hashFile(ctx context.Context, open func(string) (*os.File, error), p string) (int64, string, error) {
 	f, err := open(p)
 	if err != nil {
 		return 0, "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, ctxReader{ctx, f})
 	return n, hex.EncodeToString(h.Sum(nil)), err
 }
 
@@ -628,12 +735,12 @@ func verify(ctx context.Context, res *Result, from string, root *os.Root) error 
 	}
 	for i := range res.Files {
 		f := &res.Files[i]
-		n, h, err := hashFile(root.Open, f.Path)
+		n, h, err := hashFile(ctx, root.Open, f.Path)
 		if err != nil {
 			return fmt.Errorf("verify %s: %w", f.Path, err)
 		}
 		f.Verified = n == f.Size && h == f.SHA256
-		if sn, sh, err := hashFile(os.Open, filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
+		if sn, sh, err := hashFile(ctx, os.Open, filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
 			f.Verified = false
 		}
 		if !f.Verified {

@@ -46,6 +46,10 @@ type Meaning struct {
 	// open the same files: they are invisible to every probe here, and
 	// their locks do not reach this side (or are not known to).
 	OtherKernels bool
+	// OtherMachines is true where the storage may be the same on another
+	// machine (another Swarm node, another NFS client): network and FUSE
+	// filesystems.
+	OtherMachines bool
 	// Doc is the README's meaning column, in short.
 	Doc string
 }
@@ -54,8 +58,8 @@ type Meaning struct {
 // mounts.Class constant has none.
 var table = map[mounts.Class]Meaning{
 	mounts.ClassCrossVM:   {Risk: 6, WAL: WALFails, Durable: true, OtherKernels: true, Doc: "bind mount across a VM boundary: WAL unsafe"},
-	mounts.ClassNetwork:   {Risk: 5, WAL: WALFails, Durable: true, OtherKernels: true, Doc: "network, distributed or object store: WAL unsafe"},
-	mounts.ClassFUSE:      {Risk: 4, WAL: WALFails, Durable: true, OtherKernels: true, Doc: "other FUSE: locks and shared mmap not guaranteed"},
+	mounts.ClassNetwork:   {Risk: 5, WAL: WALFails, Durable: true, OtherKernels: true, OtherMachines: true, Doc: "network, distributed or object store: WAL unsafe"},
+	mounts.ClassFUSE:      {Risk: 4, WAL: WALFails, Durable: true, OtherKernels: true, OtherMachines: true, Doc: "other FUSE: locks and shared mmap not guaranteed"},
 	mounts.ClassUnknown:   {Risk: 3, WAL: WALUnsure, Durable: true, OtherKernels: true, Doc: "anything else"},
 	mounts.ClassSandbox:   {Risk: 2, WAL: WALOneSandbox, Durable: true, OtherKernels: true, Doc: "WAL coherent inside one gVisor sandbox only (warn)"},
 	mounts.ClassEphemeral: {Risk: 1, WAL: WALWorks, Durable: false, Doc: "WAL works, data is lost"},
@@ -113,3 +117,7 @@ func FarSideBlind(c mounts.Class) bool { return Of(c).OtherKernels }
 
 // Ephemeral reports whether data on class c is lost with the container.
 func Ephemeral(c mounts.Class) bool { return !Of(c).Durable }
+
+// OtherMachines reports whether storage of class c may be the same storage
+// on another machine: network and FUSE filesystems.
+func OtherMachines(c mounts.Class) bool { return Of(c).OtherMachines }

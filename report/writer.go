@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/locks"
 )
@@ -59,6 +60,9 @@ type Writer struct {
 	// Container fields (Kind "container").
 	Container *docker.Container `json:"container,omitempty"`
 	Relation  string            `json:"relation,omitempty"`
+	// OwnService is true for a Swarm task's container (Kind "container")
+	// of the service our own container is a task of.
+	OwnService bool `json:"own_service,omitempty"`
 }
 
 // Name describes the writer in one phrase for messages.
@@ -72,6 +76,9 @@ func (w Writer) Name() string {
 		}
 		if c.OneOff {
 			s += ", a one-off compose run"
+		}
+		if c.SwarmService != "" {
+			s += ", a task of swarm service " + c.SwarmService
 		}
 		return s + ")"
 	case WriterLock:
@@ -90,6 +97,13 @@ func (w Writer) Name() string {
 // Stop is the command that stops the writer.
 func (w Writer) Stop() string {
 	switch {
+	case w.Kind == WriterContainer && w.Container.SwarmService != "":
+		// Swarm starts a new task for one stopped with docker stop.
+		n := "0"
+		if w.OwnService {
+			n = "1"
+		}
+		return "docker service scale " + shell.Quote(w.Container.SwarmService) + "=" + n
 	case w.Kind == WriterContainer && w.Container.ComposeService != "" && !w.Container.OneOff:
 		return w.Container.ComposeCommand() + " stop " + w.Container.ComposeService
 	case w.Kind == WriterContainer:

@@ -268,6 +268,18 @@ var convertRules = []rule{
 		},
 	},
 	{
+		Rule: Rule{WriterTask, LevelError, "a Swarm task on another node writes the database's data (check's live-writer-task)"}, scope: ScopeConvert, stage: StageGuard,
+		each: func(s subject) []found { return reported(s, LiveWriterTask, LevelError) },
+	},
+	{
+		Rule: Rule{ReplicasOnSQLiteVolume, LevelInfo, "a note: a Swarm service that mounts the database runs more than one task (check's replicas-on-sqlite-volume)"}, scope: ScopeConvert, stage: StageGuard,
+		each: func(s subject) []found { return reported(s, ReplicasOnSQLiteVolume, LevelInfo) },
+	},
+	{
+		Rule: Rule{StartFirstOnSQLiteVolume, LevelInfo, "a note: a Swarm service that mounts the database updates start-first (check's start-first-on-sqlite-volume)"}, scope: ScopeConvert, stage: StageGuard,
+		each: func(s subject) []found { return reported(s, StartFirstOnSQLiteVolume, LevelInfo) },
+	},
+	{
 		Rule: Rule{Litestream, LevelError, "Litestream replicates the database: it needs WAL and switches the database back"}, scope: ScopeConvert, stage: StageGuard,
 		each: func(s subject) []found {
 			if len(s.cv.Litestream) == 0 {
@@ -388,6 +400,25 @@ var convertRules = []rule{
 			return refusal(ConfirmStatement(f)+" (no terminal to ask, or not confirmed)", "stop every program that uses it on the other side, then run again with --yes")
 		},
 	},
+}
+
+// reported turns the check's findings id about the database into
+// refusals (error: the finding's message and remedy) or notes (info: the
+// message and the remedy in one line): tasks on other nodes write beside
+// the application now, more tasks or a start-first update later.
+func reported(s subject, id ID, lvl Level) []found {
+	var out []found
+	for _, f := range s.r.Findings {
+		if f.Path != s.db.Path || f.ID != id {
+			continue
+		}
+		if lvl == LevelInfo {
+			out = append(out, note(f.Message+"; "+strings.Join(f.Remedy, " "))...)
+			continue
+		}
+		out = append(out, found{msg: f.Message, remedy: f.Remedy})
+	}
+	return out
 }
 
 // Refusals lists convert's refusal reasons with their meaning, in table

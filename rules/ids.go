@@ -192,6 +192,19 @@ const (
 	// MountTableSkippedLines: lines of a --mountinfo file fit no known format
 	// and were skipped.
 	MountTableSkippedLines ID = "mount-table-skipped-lines"
+	// LiveWriterTask: a Swarm task on another node mounts the database's
+	// data read-write on storage both nodes reach.
+	LiveWriterTask ID = "live-writer-task"
+	// ReplicasOnSQLiteVolume: a Swarm service (or a compose deploy:
+	// section) that mounts a data directory read-write runs more than one
+	// task at once.
+	ReplicasOnSQLiteVolume ID = "replicas-on-sqlite-volume"
+	// StartFirstOnSQLiteVolume: such a service updates or rolls back
+	// start-first: two writers during every update.
+	StartFirstOnSQLiteVolume ID = "start-first-on-sqlite-volume"
+	// ServicesNotVisible: the engine is a Swarm node whose services and
+	// tasks could not be listed.
+	ServicesNotVisible ID = "services-not-visible"
 	// BindOnDesktop: compose: a data directory on a bind mount while the engine
 	// runs in a VM (Docker Desktop, OrbStack, Colima, Lima, Rancher Desktop,
 	// Podman machine): the share crosses the VM boundary.
@@ -239,6 +252,8 @@ const (
 	// UnseenWriter: the files changed during the check's watch while no
 	// probe found a writer.
 	UnseenWriter ID = "unseen-writer"
+	// WriterTask: a Swarm task on another node writes the data.
+	WriterTask ID = "writer-task"
 	// Litestream: Litestream replicates the database.
 	Litestream ID = "litestream"
 	// UnsafeFS: --to wal where WAL is not known to work.

@@ -104,7 +104,7 @@ var writerRules = []rule{
 		Rule: Rule{MultipleWriters, LevelWarn, "more than one writer besides the application: error for WAL on a cross-vm, network or fuse filesystem (corruption is happening now), warn elsewhere (the pattern behind \"database is locked\")"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
 			in := s.r.Docker != nil && s.r.Docker.InContainer
-			n := writerCount(s.db, in)
+			n := writerCount(s.db, in) + remoteWriters(s) // Swarm tasks on other nodes (swarm.go)
 			threshold := 2
 			if s.opt.Starting {
 				threshold = 1

@@ -6,7 +6,9 @@
 # check what it made: archive contents, SHA256SUMS, an SBOM per archive, the
 # version stamped into the binaries, that two builds of one commit give the
 # same bytes, and that the file names docs/install.md tells users to
-# download are the ones the build makes. Prints each binary's size.
+# download are the ones the build makes. Prints each binary's size and
+# fails when one is over its size budget (scripts/release-verify.sh holds
+# the budgets; the README's size table has the figures).
 #
 #   scripts/release-check.sh
 #

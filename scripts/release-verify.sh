@@ -5,13 +5,14 @@
 #   - each archive holds LICENSE, README.md and preflight (preflight.exe), and on
 #     Linux preflight-nocompose; each has its CycloneDX SBOM
 #     (ARCHIVE.cdx.json) naming the Go standard library it was built with
-#   - every binary is static (no ELF interpreter) and its mtime is the
-#     commit time (mod_timestamp: reproducible archives)
+#   - every binary is static (no ELF interpreter), its mtime is the
+#     commit time (mod_timestamp: reproducible archives), and it is within
+#     its size budget (budgets, below)
 #   - the host's binaries report the build's version; the image binary has
 #     no compose command
 #   - every release file name docs/install.md mentions is one this build
 #     made (with the version put in)
-# Prints each binary's size.
+# Prints each binary's size with its budget.
 #
 #   scripts/release-verify.sh [DIST]
 set -euo pipefail
@@ -25,21 +26,58 @@ bad() {
 	fail=1
 }
 
-# check_binaries: every binary of the build is static and stamped with the
-# commit time; prints the size table.
+# Size budgets of the stripped binaries, in bytes, one per line: BINARY
+# GOOS/GOARCH BYTES; the first line whose binary and platform match
+# applies (* is any platform). The README's size table has each target's
+# figure. The image's binary (preflight-nocompose) has 16 MiB on every
+# architecture and, on linux/amd64, 300,000 bytes over the 15,696,034 it
+# had before SARIF, so that the in-pod Kubernetes probe still fits. The
+# full binary's goal is 16 MiB on linux/amd64; it is not met (the README
+# says why), so its budgets (17 MiB; 17.5 MiB on darwin/amd64 and
+# windows/amd64) only stop it from growing until it is.
+budgets='
+preflight-nocompose linux/amd64 15996034
+preflight-nocompose * 16777216
+preflight darwin/amd64 18350080
+preflight.exe windows/amd64 18350080
+preflight * 17825792
+'
+
+# budget BINARY GOOS/GOARCH: prints the budget in bytes, or nothing when
+# no line matches.
+budget() {
+	local name platform bytes
+	while read -r name platform bytes; do
+		if [ "$name" = "$1" ] && { [ "$platform" = "*" ] || [ "$platform" = "$2" ]; }; then
+			echo "$bytes"
+			return
+		fi
+	done <<<"$budgets"
+}
+
+# check_binaries: every binary of the build is static, stamped with the
+# commit time and within its size budget; prints the size table (target,
+# binary, bytes, MiB, budget).
 check_binaries() {
-	local commit_time path goos target size
+	local commit_time path goos goarch target size name limit
 	commit_time=$(git -C "$root" log -1 --format=%ct HEAD)
-	printf '%-36s %-20s %12s %9s\n' target binary bytes MiB >&2
-	while IFS=$'\t' read -r path goos target; do
+	printf '%-28s %-20s %12s %7s %12s\n' target binary bytes MiB budget >&2
+	while IFS=$'\t' read -r path goos goarch target; do
 		path=$root/$path
+		name=$(basename "$path")
 		size=$(stat -c %s "$path")
-		printf '%-36s %-20s %12d %9.1f\n' "$target" "$(basename "$path")" "$size" "$(echo "$size / 1048576" | bc -l)" >&2
+		limit=$(budget "$name" "$goos/$goarch")
+		printf '%-28s %-20s %12d %7.2f %12s\n' "$target" "$name" "$size" "$(echo "$size / 1048576" | bc -l)" "${limit:--}" >&2
+		if [ -z "$limit" ]; then
+			bad "$path: no size budget for $name on $goos/$goarch"
+		elif [ "$size" -gt "$limit" ]; then
+			bad "$path: $size bytes, over its budget of $limit ($((size - limit)) bytes over)"
+		fi
 		[ "$(stat -c %Y "$path")" = "$commit_time" ] || bad "$path: mtime is not the commit time"
 		if [ "$goos" = linux ] && readelf -l "$path" | grep -q 'program interpreter'; then
 			bad "$path: dynamically linked"
 		fi
-	done < <(jq -r '.[] | select(.type == "Binary") | [.path, .goos, .target] | @tsv' "$dist/artifacts.json")
+	done < <(jq -r '.[] | select(.type == "Binary") | [.path, .goos, .goarch, .target] | @tsv' "$dist/artifacts.json")
 }
 
 # check_host_binaries: the linux/amd64 binaries (on such a host) report the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,8 +37,46 @@ type ConvertCmd struct {
 // converted or already in the mode, 3 the guard refused one (a writer, an
 // unverified probe, Litestream, WAL frames that would be lost, no
 // confirmation), 1 a conversion failed (nothing changed, or see the error),
-// 2 bad usage.
+// 2 bad usage; stopped by SIGINT or SIGTERM, 128 plus the signal's number
+// (MainContext), after rendering what was done.
 func (c *ConvertCmd) Run(g *Globals) error {
+	if err := c.validate(g); err != nil {
+		return err
+	}
+	copts, err := c.options(g, c.Paths)
+	if err != nil {
+		return err
+	}
+	opts := c.convertOptions(g, copts)
+	if isTerminal(os.Stderr) {
+		var stop func()
+		opts.Progress, stop = newProgress(g.stderr)
+		defer stop()
+	}
+	res, err := convert.Run(g.ctx, opts)
+	if g.ctx.Err() != nil && (res == nil || len(res.Databases) == 0) {
+		return fmt.Errorf("convert: interrupted (%v) before any database was converted; nothing was touched", context.Cause(g.ctx))
+	}
+	if err != nil && (res == nil || g.ctx.Err() == nil) {
+		if errors.Is(err, convert.ErrBadOptions) || errors.Is(err, convert.ErrNoPaths) || errors.Is(err, preflight.ErrRelativePath) {
+			return usageError(err)
+		}
+		return err
+	}
+	if c.Format == "json" {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else if err := renderConvert(g.stdout, res); err != nil {
+		return err
+	}
+	return convertExit(g, res)
+}
+
+// validate rejects flag combinations convert cannot run with.
+func (c *ConvertCmd) validate(g *Globals) error {
 	if err := needsLinux("convert", false); err != nil {
 		return err
 	}
@@ -51,10 +90,12 @@ func (c *ConvertCmd) Run(g *Globals) error {
 		return usageError(errors.New("--no-backup and --backup-dir cannot be combined: a backup directory with no backup"),
 			"choose one: --backup-dir DIR to keep the backups in DIR, or --no-backup to make none")
 	}
-	copts, err := c.options(g, c.Paths)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// convertOptions are the flags as convert.Options over the check options
+// copts, with the confirmation prompt when stdin and stderr are terminals.
+func (c *ConvertCmd) convertOptions(g *Globals, copts preflight.Options) convert.Options {
 	prog := "preflight"
 	if exe, err := os.Executable(); err == nil && filepath.Dir(exe) == "/" {
 		prog = exe // a scratch image: /preflight
@@ -85,28 +126,16 @@ func (c *ConvertCmd) Run(g *Globals) error {
 			return a == "y" || a == "yes"
 		}
 	}
-	if isTerminal(os.Stderr) {
-		var stop func()
-		opts.Progress, stop = newProgress(g.stderr)
-		defer stop()
-	}
-	res, err := convert.Run(g.ctx, opts)
-	if err != nil {
-		if errors.Is(err, convert.ErrBadOptions) || errors.Is(err, convert.ErrNoPaths) || errors.Is(err, preflight.ErrRelativePath) {
-			return usageError(err)
-		}
-		return err
-	}
-	if c.Format == "json" {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	} else if err := renderConvert(g.stdout, res); err != nil {
-		return err
-	}
+	return opts
+}
+
+// convertExit is the error (exit code, message, hints) for a rendered
+// result: interrupted (MainContext turns it into 128 plus the signal's
+// number), a conversion failed, a path not looked at, or a refusal.
+func convertExit(g *Globals, res *convert.Result) error {
 	switch {
+	case g.ctx.Err() != nil:
+		return &exitError{code: exitInternal, err: fmt.Errorf("convert: interrupted (%v): each database above says whether it stopped before its journal mode change (as it was, no partial backup left) or after it (converted, verified or not); those not listed were not touched", context.Cause(g.ctx))}
 	case res.Errored():
 		return &exitError{code: exitInternal, err: errors.New("convert: a conversion failed (see above); the database was left as it was unless the message says otherwise")}
 	case len(res.Problems) > 0:
@@ -130,74 +159,8 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 	if len(r.Databases) == 0 && len(r.Problems) == 0 {
 		b.WriteString("no database found\n")
 	}
-	for _, d := range r.Databases {
-		mode := d.Before
-		if mode == "rollback" {
-			mode = "delete"
-		}
-		fmt.Fprintf(&b, "%s: ", oneLine(d.Path))
-		switch d.Status {
-		case convert.StatusConverted:
-			fmt.Fprintf(&b, "converted %s -> %s (%s filesystem) in %s\n", mode, d.After, d.Class, d.Duration.Round(time.Millisecond))
-		case convert.StatusAlready:
-			fmt.Fprintf(&b, "already %s: nothing to do\n", r.To)
-		case convert.StatusWouldConvert:
-			fmt.Fprintf(&b, "would convert %s -> %s (%s filesystem); dry run, nothing changed\n", mode, r.To, d.Class)
-		case convert.StatusSkipped:
-			fmt.Fprintf(&b, "skipped\n")
-		case convert.StatusRefused:
-			fmt.Fprintf(&b, "refused, nothing changed\n")
-		case convert.StatusFailed:
-			fmt.Fprintf(&b, "failed: %s\n", oneLine(d.Error))
-		}
-		for _, rf := range d.Refusals {
-			fmt.Fprintf(&b, "  %s: %s\n", rf.Reason, oneLine(rf.Message))
-			for _, rem := range rf.Remedy {
-				fmt.Fprintf(&b, "    fix: %s\n", oneLine(rem))
-			}
-		}
-		for _, h := range d.Hints {
-			fmt.Fprintf(&b, "  hint: %s\n", oneLine(h))
-		}
-		for _, n := range d.Notes {
-			fmt.Fprintf(&b, "  note: %s\n", oneLine(n))
-		}
-		if d.WAL != nil && d.Status != convert.StatusRefused {
-			fmt.Fprintf(&b, "  wal: %s, %s\n", count(d.WAL.ValidFrames, "valid frame", "valid frames"), count(d.WAL.CommittedTxns, "committed transaction", "committed transactions"))
-		}
-		if bk := d.Backup; bk != nil {
-			files := "files"
-			if len(bk.Files) == 1 {
-				files = "file"
-			}
-			fmt.Fprintf(&b, "  backup: %s (%d %s, %d bytes, %s)\n", oneLine(bk.Dir), len(bk.Files), files, bk.Bytes, shortDuration(bk.Duration))
-		}
-		if ck := d.Checkpoint; ck != nil {
-			fmt.Fprintf(&b, "  checkpoint: %d of %d frames copied into the database\n", ck.Checkpointed, ck.Log)
-		}
-		if d.Conversion > 0 {
-			var times []string
-			if d.WAL != nil {
-				times = append(times, "WAL scan "+shortDuration(d.WALScan))
-			}
-			times = append(times, "conversion "+shortDuration(d.Conversion))
-			if d.Verified != nil {
-				times = append(times, "verification "+shortDuration(d.Verified.Duration))
-			}
-			fmt.Fprintf(&b, "  times: %s\n", strings.Join(times, ", "))
-		}
-		if v := d.Verified; v != nil && d.Status == convert.StatusConverted {
-			var counts []string
-			for _, t := range v.Tables {
-				counts = append(counts, fmt.Sprintf("%s %d", oneLine(t.Table), t.After))
-			}
-			side := ""
-			if v.SidecarsGone {
-				side = ", no -wal or -shm left"
-			}
-			fmt.Fprintf(&b, "  verified: journal_mode %s, header bytes 18/19 = %d/%d%s, %s %s, row counts unchanged (%s)\n",
-				v.JournalMode, v.WriteVersion, v.ReadVersion, side, v.Check, v.CheckResult, strings.Join(counts, ", "))
-		}
+	for i := range r.Databases {
+		renderConvertDB(&b, r, &r.Databases[i])
 	}
 	if len(r.Recipe) > 0 {
 		b.WriteString("\nThe application in this container has the database open. Convert it from outside the container:\n")
@@ -207,6 +170,84 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderConvertDB writes one database's status line and what follows it:
+// refusals, hints, notes, then the facts of what was done.
+func renderConvertDB(b *strings.Builder, r *convert.Result, d *convert.Database) {
+	mode := d.Before
+	if mode == "rollback" {
+		mode = "delete"
+	}
+	fmt.Fprintf(b, "%s: ", oneLine(d.Path))
+	switch d.Status {
+	case convert.StatusConverted:
+		fmt.Fprintf(b, "converted %s -> %s (%s filesystem) in %s\n", mode, d.After, d.Class, d.Duration.Round(time.Millisecond))
+	case convert.StatusAlready:
+		fmt.Fprintf(b, "already %s: nothing to do\n", r.To)
+	case convert.StatusWouldConvert:
+		fmt.Fprintf(b, "would convert %s -> %s (%s filesystem); dry run, nothing changed\n", mode, r.To, d.Class)
+	case convert.StatusSkipped:
+		fmt.Fprintf(b, "skipped\n")
+	case convert.StatusRefused:
+		fmt.Fprintf(b, "refused, nothing changed\n")
+	case convert.StatusFailed:
+		fmt.Fprintf(b, "failed: %s\n", oneLine(d.Error))
+	}
+	for _, rf := range d.Refusals {
+		fmt.Fprintf(b, "  %s: %s\n", rf.Reason, oneLine(rf.Message))
+		for _, rem := range rf.Remedy {
+			fmt.Fprintf(b, "    fix: %s\n", oneLine(rem))
+		}
+	}
+	for _, h := range d.Hints {
+		fmt.Fprintf(b, "  hint: %s\n", oneLine(h))
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(b, "  note: %s\n", oneLine(n))
+	}
+	renderConvertFacts(b, d)
+}
+
+// renderConvertFacts writes the WAL, backup, checkpoint, times and
+// verification lines of d, those that apply.
+func renderConvertFacts(b *strings.Builder, d *convert.Database) {
+	if d.WAL != nil && d.Status != convert.StatusRefused {
+		fmt.Fprintf(b, "  wal: %s, %s\n", count(d.WAL.ValidFrames, "valid frame", "valid frames"), count(d.WAL.CommittedTxns, "committed transaction", "committed transactions"))
+	}
+	if bk := d.Backup; bk != nil {
+		files := "files"
+		if len(bk.Files) == 1 {
+			files = "file"
+		}
+		fmt.Fprintf(b, "  backup: %s (%d %s, %d bytes, %s)\n", oneLine(bk.Dir), len(bk.Files), files, bk.Bytes, shortDuration(bk.Duration))
+	}
+	if ck := d.Checkpoint; ck != nil {
+		fmt.Fprintf(b, "  checkpoint: %d of %d frames copied into the database\n", ck.Checkpointed, ck.Log)
+	}
+	if d.Conversion > 0 {
+		var times []string
+		if d.WAL != nil {
+			times = append(times, "WAL scan "+shortDuration(d.WALScan))
+		}
+		times = append(times, "conversion "+shortDuration(d.Conversion))
+		if d.Verified != nil {
+			times = append(times, "verification "+shortDuration(d.Verified.Duration))
+		}
+		fmt.Fprintf(b, "  times: %s\n", strings.Join(times, ", "))
+	}
+	if v := d.Verified; v != nil && d.Status == convert.StatusConverted {
+		var counts []string
+		for _, t := range v.Tables {
+			counts = append(counts, fmt.Sprintf("%s %d", oneLine(t.Table), t.After))
+		}
+		side := ""
+		if v.SidecarsGone {
+			side = ", no -wal or -shm left"
+		}
+		fmt.Fprintf(b, "  verified: journal_mode %s, header bytes 18/19 = %d/%d%s, %s %s, row counts unchanged (%s)\n",
+			v.JournalMode, v.WriteVersion, v.ReadVersion, side, v.Check, v.CheckResult, strings.Join(counts, ", "))
+	}
 }
 
 // newProgress returns a Progress hook that, once a database has taken
@@ -270,7 +311,11 @@ func (c *RunCmd) convertUnsafe(g *Globals, r *preflight.Report, opts preflight.O
 	}
 	failed := err != nil
 	if err != nil {
-		logLine(g.stderr, c.LogFormat, lvl, "convert-failed", "", "could not convert: "+err.Error(), nil)
+		id := "convert-failed"
+		if g.ctx.Err() != nil {
+			id = "convert-interrupted" // stopped during the guard: nothing was touched
+		}
+		logLine(g.stderr, c.LogFormat, lvl, id, "", "could not convert: "+err.Error(), nil)
 	}
 	if res != nil {
 		for _, d := range res.Databases {
@@ -315,7 +360,7 @@ func (c *RunCmd) convertUnsafe(g *Globals, r *preflight.Report, opts preflight.O
 // convertedBefore returns the databases converted at an earlier start
 // (the data directories' state files), logging unreadable state files.
 func convertedBefore(g *Globals, logFormat string, paths []string) []string {
-	out, errs := convert.ConvertedBefore(paths)
+	out, errs := convert.ConvertedBefore(g.ctx, paths)
 	for _, e := range errs {
 		logLine(g.stderr, logFormat, preflight.LevelWarn, "state-unreadable", "", e.Error(), nil)
 	}

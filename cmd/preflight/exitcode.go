@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/preflight-sqlite/preflight"
@@ -16,7 +18,20 @@ const (
 	exitWarn       = 4
 	exitCannotExec = 126
 	exitNotFound   = 127
+	// exitSignal plus the signal's number is the exit code of a command
+	// that SIGINT (130) or SIGTERM (143) stopped.
+	exitSignal = 128
 )
+
+// signalCode is exitSignal plus the number of the signal that ended ctx
+// (its cause is a *signalled), and whether one did.
+func signalCode(ctx context.Context) (int, bool) {
+	var s *signalled
+	if !errors.As(context.Cause(ctx), &s) {
+		return 0, false
+	}
+	return exitSignal + int(s.sig), true
+}
 
 // exitError carries an exit code, and optionally an error and hints to
 // print. A nil err prints nothing (the result was already rendered).

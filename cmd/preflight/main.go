@@ -101,8 +101,7 @@ filesystems do not give.
 
 Exit codes:
   0    ok (or only findings below --fail-on)
-  1    could not run (internal error, or the command needs Linux), or
-       interrupted (SIGINT, SIGTERM);
+  1    could not run (internal error, or the command needs Linux);
        convert: a conversion failed
   2    bad usage or bad input; compose --write: a compose file another
        user could redirect
@@ -111,19 +110,58 @@ Exit codes:
   4    warnings only
   126  run: CMD is not executable
   127  run: CMD not found
+  130  interrupted by SIGINT (128 + 2): what the command made is removed;
+       convert: the database is as it was, or converted (see its report)
+  143  interrupted by SIGTERM (128 + 15), the same
 After 'preflight run' execs CMD, the exit code is the application's.`
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		// After the first signal the command winds down; a second one
-		// ends the process the default way.
-		<-ctx.Done()
-		stop()
-	}()
+	ctx, stop := notifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := MainContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// signalled is the cause of the context notifyContext returns once one of
+// its signals arrived: the command that stopped because of it exits 128
+// plus its number (exitcode.go).
+type signalled struct{ sig syscall.Signal }
+
+func (s *signalled) Error() string {
+	switch s.sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.sig.String()
+}
+
+// Is makes a signalled cause context.Canceled, as signal.NotifyContext's is.
+func (s *signalled) Is(target error) bool { return target == context.Canceled }
+
+// notifyContext is signal.NotifyContext with a cause that carries the
+// signal (a *signalled) rather than only its name: the exit code is 128
+// plus its number. After the first signal the command winds down; a
+// second one ends the process the default way. stop releases the
+// notification.
+func notifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			sig, _ := s.(syscall.Signal)
+			cancel(&signalled{sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
 }
 
 // Main runs the CLI with args and returns the process exit code. It is
@@ -133,8 +171,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 // MainContext is Main with the context every command runs under: when it
-// ends, the command stops what it is doing, cleans up and returns (exit
-// code 1, "interrupted").
+// ends, the command stops what it is doing, cleans up and returns. When
+// its cause is a signal (main's notifyContext), the exit code is 128 plus
+// the signal's number whatever the command returned: 130 for SIGINT, 143
+// for SIGTERM; otherwise an interrupted command exits 1.
 func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args, cmdArgs := splitRun(args)
 	cli := CLI{Globals: Globals{ctx: ctx, stdout: stdout, stderr: stderr, args: args, cmdArgs: cmdArgs}}
@@ -181,10 +221,15 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "preflight: hint: run 'preflight --help' for usage")
 		return exitUsage
 	}
-	if err := kctx.Run(g); err != nil {
-		return report(stderr, err)
+	err = kctx.Run(g)
+	code := exitOK
+	if err != nil {
+		code = report(stderr, err)
 	}
-	return exitOK
+	if n, ok := signalCode(ctx); ok {
+		return n
+	}
+	return code
 }
 
 // report prints err (unless it only carries an exit code) and returns the

@@ -441,8 +441,8 @@ func TestCheckDeepSIGTERMRemovesCopy(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("check --deep did not end within 30s of SIGTERM\n%s", stderr.String())
 	}
-	if code := cmd.ProcessState.ExitCode(); code != exitInternal || !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("check --deep after SIGTERM: exit %d, stderr %q; want %d and interrupted", code, stderr.String(), exitInternal)
+	if code := cmd.ProcessState.ExitCode(); code != exitSignal+int(syscall.SIGTERM) || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("check --deep after SIGTERM: exit %d, stderr %q; want %d and interrupted", code, stderr.String(), exitSignal+int(syscall.SIGTERM))
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("--tmp-dir after SIGTERM holds %v, want nothing", left)

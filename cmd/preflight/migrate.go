@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -24,7 +25,8 @@ type MigrateCmd struct {
 
 // Run copies and verifies. Exit codes: 0 copied and verified, 3 refused (a
 // live writer, a destination that is not empty) or the copy did not
-// verify, 1 the copy failed, 2 bad usage.
+// verify, 1 the copy failed, 2 bad usage; stopped by SIGINT or SIGTERM,
+// 128 plus the signal's number (MainContext).
 func (c *MigrateCmd) Run(g *Globals) error {
 	if err := needsLinux("migrate", false); err != nil {
 		return err
@@ -60,6 +62,8 @@ func (c *MigrateCmd) Run(g *Globals) error {
 	switch {
 	case err == nil:
 		return nil
+	case g.ctx.Err() != nil:
+		return migrateInterrupted(g, c, res, err)
 	case errors.Is(err, migrate.ErrBadInput):
 		return usageError(err)
 	case errors.Is(err, migrate.ErrRefused) && errors.Is(err, fsbound.ErrNoAnswer):
@@ -76,4 +80,16 @@ func (c *MigrateCmd) Run(g *Globals) error {
 		return &exitError{code: exitUnsafe, err: err, hints: []string{"the source is unchanged; keep using it and report the files named above"}}
 	}
 	return err
+}
+
+// migrateInterrupted is the error of a migrate that ctx (a signal) stopped:
+// the source is as it was, and the destination holds nothing or an
+// incomplete copy, marked.
+func migrateInterrupted(g *Globals, c *MigrateCmd, res *migrate.Result, err error) error {
+	msg := fmt.Errorf("migrate: interrupted (%v) before anything was copied; %s is untouched: %w", context.Cause(g.ctx), c.From, err)
+	if res != nil && res.Incomplete != "" {
+		msg = fmt.Errorf("migrate: interrupted (%v); %s is untouched, %s holds an incomplete copy (marked by %s): %w", context.Cause(g.ctx), c.From, c.To, res.Incomplete, err)
+		return &exitError{code: exitInternal, err: msg, hints: []string{"empty " + c.To + " (every entry, the marker included), then run migrate again"}}
+	}
+	return &exitError{code: exitInternal, err: msg}
 }

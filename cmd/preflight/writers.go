@@ -50,6 +50,9 @@ func (c *WritersCmd) Run(g *Globals) error {
 		if err := renderContainerWriters(g, res, what); err != nil {
 			return err
 		}
+		if err := renderSwarmWriters(g, res.Swarm, what); err != nil {
+			return err
+		}
 	}
 	switch {
 	case res.Status != docker.StatusRan:
@@ -93,4 +96,65 @@ func renderContainerWriters(g *Globals, res docker.Result, what string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s:%s\t%s\n", w.Container.Name, docker.ShortID(w.Container.ID), w.Container.Image, w.Container.State, strings.TrimSpace(svc), src, w.Mount.Destination, w.Relation)
 	}
 	return tw.Flush()
+}
+
+// renderSwarmWriters prints the Swarm services whose tasks mount what, one
+// line per task, and the commands that leave one writer; on a node that
+// cannot list services it says so on stderr.
+func renderSwarmWriters(g *Globals, sw *docker.Swarm, what string) error {
+	switch {
+	case sw == nil:
+		return nil
+	case !sw.ServicesVisible:
+		why := "this engine is a Swarm " + sw.Role + " node, and only managers list services"
+		if sw.Err != "" {
+			why = sw.Err
+		}
+		fmt.Fprintf(g.stderr, "preflight: warning: writers: Swarm services and their tasks on other nodes cannot be seen: %s\n", why)
+		return nil
+	case len(sw.Services) == 0:
+		fmt.Fprintf(g.stdout, "no Swarm service mounts %s\n", what)
+		return nil
+	}
+	fmt.Fprintf(g.stdout, "Swarm services that mount %s:\n", what)
+	tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVICE\tMODE\tUPDATE ORDER\tTASK\tNODE\tSTATE\tMOUNT")
+	var fixes []string
+	for _, s := range sw.Services {
+		mode := s.Mode
+		if s.Mode == docker.ModeReplicated {
+			mode = fmt.Sprintf("replicated %d", s.Replicas)
+			if s.Replicas > 1 {
+				fixes = append(fixes, fmt.Sprintf("docker service scale %s=1", s.Name))
+			}
+		}
+		if s.UpdateOrder == docker.OrderStartFirst || s.RollbackOrder == docker.OrderStartFirst {
+			fixes = append(fixes, fmt.Sprintf("docker service update --update-order stop-first --rollback-order stop-first %s", s.Name))
+		}
+		src := s.Mount.Source
+		if s.Mount.Type == docker.MountVolume {
+			src = s.Mount.Name
+		}
+		tasks := s.Tasks
+		if len(tasks) == 0 {
+			tasks = []docker.Task{{Name: "-", State: "no task"}}
+		}
+		for _, t := range tasks {
+			node := t.Node
+			if node == "" {
+				node = docker.ShortID(t.NodeID)
+			}
+			if t.OtherNode {
+				node += " (other node)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s:%s\n", s.Name, mode, s.UpdateOrder, t.Name, strings.TrimSpace(node), t.State, src, s.Mount.Destination)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range fixes {
+		fmt.Fprintf(g.stdout, "one writer: %s\n", f)
+	}
+	return nil
 }

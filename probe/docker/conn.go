@@ -14,6 +14,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/swarm"
 	"github.com/moby/moby/client"
 )
 
@@ -82,6 +83,8 @@ type conn struct {
 	// rootDir is the engine's data root (GET /info DockerRootDir,
 	// /var/lib/docker by default); "" when /info did not say.
 	rootDir string
+	// swarm is GET /info Swarm: this engine's node in a swarm, if any.
+	swarm swarm.Info
 
 	mu      sync.Mutex
 	dialErr error // the last dial error, for classifying failures
@@ -227,6 +230,7 @@ func (c *conn) engine(ctx context.Context) (*Engine, error) {
 	}
 	e := Recognize(info.Info, v)
 	c.rootDir = info.Info.DockerRootDir
+	c.swarm = info.Info.Swarm
 	if runtime.GOOS != "linux" && e.OS == "linux" {
 		e.CrossesVM = true
 	}

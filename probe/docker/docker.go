@@ -7,7 +7,9 @@
 // only GET requests (a request hook refuses every other method before it
 // leaves the process), so it works through a socket proxy such as
 // tecnativa/docker-socket-proxy with POST=0 that allows GET on /_ping,
-// /version, /info, /containers and /volumes. The requests are, in order:
+// /version, /info, /containers and /volumes (and, on a Swarm manager,
+// /services, /tasks and /nodes: SERVICES=1 TASKS=1 NODES=1). The requests
+// are, in order:
 //
 //	GET /_ping                        API version negotiation (the client's HEAD /_ping is refused locally)
 //	GET /v<api>/version               engine version and components
@@ -15,10 +17,13 @@
 //	GET /v<api>/containers/<id>/json  our own container, or the one asked for
 //	GET /v<api>/volumes               every volume: its mountpoint (a host path under it is that volume), a local volume that binds a host directory (driver_opts o: bind, device); denied: compared by name only
 //	GET /v<api>/containers/json       all=1 (stopped containers too: future writers), once per call
+//	GET /v<api>/services              on a Swarm manager (/info Swarm.ControlAvailable): services whose task template mounts the data
+//	GET /v<api>/tasks                 on a Swarm manager: their tasks, with the node each runs on
+//	GET /v<api>/nodes                 on a Swarm manager: node hostnames (denied: node IDs only)
 //
 // Sources: Docker Engine API reference (https://docs.docker.com/reference/api/engine/,
 // endpoints ContainerList, ContainerInspect, SystemInfo, SystemVersion,
-// SystemPing), and the docker CLI context store layout
+// SystemPing; on a Swarm manager ServiceList, TaskList, NodeList), and the docker CLI context store layout
 // (github.com/docker/cli, cli/context/store: contexts/meta/<sha256(name)>/meta.json).
 package docker
 
@@ -182,8 +187,13 @@ type Container struct {
 	ComposeDir   string   `json:"compose_dir,omitempty"`
 	// OneOff is true for label com.docker.compose.oneoff=True: a
 	// `docker compose run` container, a transient writer.
-	OneOff bool       `json:"oneoff,omitempty"`
-	Mounts []MountRef `json:"mounts"`
+	OneOff bool `json:"oneoff,omitempty"`
+	// SwarmService and SwarmTask are the labels
+	// com.docker.swarm.service.name and com.docker.swarm.task.name of a
+	// Swarm task's container (task name SERVICE.SLOT.TASKID).
+	SwarmService string     `json:"swarm_service,omitempty"`
+	SwarmTask    string     `json:"swarm_task,omitempty"`
+	Mounts       []MountRef `json:"mounts"`
 }
 
 // Relations in Writer.Relation.
@@ -258,6 +268,10 @@ type Result struct {
 	// (created, exited, dead) but mount the data read-write: each writes
 	// it again once started (docker start, a restart policy, compose up).
 	Stopped []Writer `json:"stopped,omitempty"`
+	// Swarm is what a Swarm manager says about the services that mount
+	// the data; nil when the engine is in no swarm (or no data path
+	// reaches a mount).
+	Swarm *Swarm `json:"swarm,omitempty"`
 	// NoSuchVolume is true when WritersOf was asked about a volume that
 	// the engine's volume list (GET /volumes) does not hold.
 	NoSuchVolume bool `json:"no_such_volume,omitempty"`
@@ -286,4 +300,10 @@ const (
 	labelFiles      = "com.docker.compose.project.config_files"
 	labelConfigHash = "com.docker.compose.config-hash"
 	labelDir        = "com.docker.compose.project.working_dir"
+)
+
+// Swarm task container labels (moby daemon/cluster/executor/container).
+const (
+	labelSwarmService = "com.docker.swarm.service.name"
+	labelSwarmTask    = "com.docker.swarm.task.name"
 )

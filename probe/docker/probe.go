@@ -61,8 +61,6 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	}
 	defer c.close()
 
-	sure := true
-	var targets []target
 	var self *Container
 	if local.id != "" || local.marker != "" {
 		var how string
@@ -80,56 +78,17 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	// writers include every container that binds that directory.
 	vf, derr := c.volumes(ctx)
 	if derr != nil {
-		res.Err = strings.TrimPrefix(res.Err+"; "+derr.Error()+" (a volume that binds a host directory is compared by name only)", "; ")
+		res.note(derr.Error() + " (a volume that binds a host directory is compared by name only)")
 	}
-	devices := vf.devices
+	var targets []target
+	sure := true
 	switch {
 	case self != nil:
-		destCache := map[string]string{}
-		for i, p := range dataPaths {
-			rp := resolved[i]
-			mp := ""
-			if local.table != nil {
-				if m, err := local.table.Find(rp); err == nil {
-					mp = m.Mountpoint
-				}
-			}
-			ps := sourceOf(rp, mp, self.Mounts)
-			if ps.Mount == nil && mp != "" && mp != "/" {
-				// The engine reports destinations as written; in the image
-				// one may be a symlink (/data -> /srv/data), and the mount
-				// is then where the symlink points.
-				ms, answered := resolvedDestinations(ctx, self.Mounts, destCache)
-				if ps = sourceOf(rp, mp, ms); ps.Mount == nil && !answered {
-					sure = false
-					res.Err = strings.TrimPrefix(res.Err+"; a mount destination of this container did not answer: where "+p+" lives is unknown", "; ")
-				}
-			}
-			ps.Path = p
-			res.Paths = append(res.Paths, ps)
-			if ps.Mount == nil || ps.Mount.Type == MountTmpfs {
-				continue // private to our container
-			}
-			if ps.Mount.Type == MountVolume && ps.Mount.Driver != "" && ps.Mount.Driver != "local" {
-				sure = false // containers on other hosts may mount it
-			}
-			t := target{label: p, hostPath: ps.HostPath}
-			if ps.Mount.Source != "" {
-				t.mountSource = path.Clean(ps.Mount.Source)
-			}
-			if ps.Mount.Type == MountVolume {
-				t.volume = ps.Mount.Name
-				if dev := devices[t.volume]; dev != "" {
-					t.mountSource = dev
-					t.hostPath = path.Join(dev, strings.TrimPrefix(ps.HostPath, path.Clean(ps.Mount.Source)))
-				}
-			}
-			targets = append(targets, t)
-		}
+		targets, sure = selfTargets(ctx, dataPaths, resolved, local.table, self, vf.devices, &res)
 	case local.id != "":
 		// In a container the engine does not know (another engine, a pod
 		// sandbox): we cannot tell where our data comes from.
-		res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("own container %s (from %s) not found on the engine", short(local.id), local.how), "; ")
+		res.note(fmt.Sprintf("own container %s (from %s) not found on the engine", short(local.id), local.how))
 		sure = false
 	default:
 		for i, p := range dataPaths {
@@ -137,46 +96,120 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 			targets = append(targets, target{label: p, hostPath: hp, mountSource: hp})
 		}
 	}
-
 	if len(targets) > 0 {
-		list, stopped, err := c.list(ctx)
-		if err != nil {
-			res.fail(c, err, res.InContainer)
+		found, ok := c.probeTargets(ctx, &res, targets, local, self, vf, derr)
+		if !ok {
 			return res
 		}
-		selfID := ""
-		if self != nil {
-			selfID = self.ID
-		}
-		hr := newHostResolver(ctx, res.Endpoint, local, self)
-		src := sources{resolve: hr.resolve(), devices: devices}
-		if self == nil {
-			// Host paths: one under a volume's mountpoint is that volume.
-			for i := range targets {
-				targets[i].volume = vf.volumeAt(targets[i].hostPath, src.resolve)
-			}
-		}
-		res.Writers = findWriters(list, selfID, targets, src)
-		res.Stopped = findWriters(stopped, selfID, targets, src)
-		if derr != nil && volumesInvolved(targets, list) {
-			sure = false // a volume may bind the same directory as a bind mount
-		}
-		if stuck := hr.stuck(); stuck != "" {
-			sure = false
-			res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
-		}
-		if self == nil && local.id == "" && local.marker != "" && !c.onEngineHost(ctx, list, stopped) {
-			// A marker file but no container id, and $HOSTNAME is no
-			// container: most likely a host (or VM) built from a container
-			// image, but we cannot be sure, and there are containers whose
-			// mounts we compared with our paths as if they were host paths.
-			res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("%s exists but no container id was found, and the engine's data root is not visible here; data paths taken as host paths", local.marker), "; ")
-			sure = false
-		}
+		sure = sure && found
 	}
 	res.Status = StatusRan
 	res.Sure = sure
 	return res
+}
+
+// note appends one phrase to r.Err.
+func (r *Result) note(s string) {
+	r.Err = strings.TrimPrefix(r.Err+"; "+s, "; ")
+}
+
+// selfTargets maps each data path to the mount of our own container that
+// holds it (Result.Paths) and returns the targets whose writers are looked
+// for: those on a volume or a bind (a tmpfs, or the writable layer, is
+// private to our container). sure is false when a data path is on a volume
+// whose driver is not local (containers on other hosts may mount it) or a
+// mount destination did not answer.
+func selfTargets(ctx context.Context, dataPaths, resolved []string, table *mounts.Table, self *Container, devices map[string]string, res *Result) (targets []target, sure bool) {
+	sure = true
+	destCache := map[string]string{}
+	for i, p := range dataPaths {
+		rp := resolved[i]
+		mp := ""
+		if table != nil {
+			if m, err := table.Find(rp); err == nil {
+				mp = m.Mountpoint
+			}
+		}
+		ps := sourceOf(rp, mp, self.Mounts)
+		if ps.Mount == nil && mp != "" && mp != "/" {
+			// The engine reports destinations as written; in the image
+			// one may be a symlink (/data -> /srv/data), and the mount
+			// is then where the symlink points.
+			ms, answered := resolvedDestinations(ctx, self.Mounts, destCache)
+			if ps = sourceOf(rp, mp, ms); ps.Mount == nil && !answered {
+				sure = false
+				res.note("a mount destination of this container did not answer: where " + p + " lives is unknown")
+			}
+		}
+		ps.Path = p
+		res.Paths = append(res.Paths, ps)
+		if ps.Mount == nil || ps.Mount.Type == MountTmpfs {
+			continue // private to our container
+		}
+		if ps.Mount.Type == MountVolume && ps.Mount.Driver != "" && ps.Mount.Driver != "local" {
+			sure = false // containers on other hosts may mount it
+		}
+		t := target{label: p, hostPath: ps.HostPath}
+		if ps.Mount.Source != "" {
+			t.mountSource = path.Clean(ps.Mount.Source)
+		}
+		if ps.Mount.Type == MountVolume {
+			t.volume = ps.Mount.Name
+			if dev := devices[t.volume]; dev != "" {
+				t.mountSource = dev
+				t.hostPath = path.Join(dev, strings.TrimPrefix(ps.HostPath, path.Clean(ps.Mount.Source)))
+			}
+		}
+		targets = append(targets, t)
+	}
+	return targets, sure
+}
+
+// probeTargets lists the containers (and, on a Swarm manager, the
+// services) and fills res.Writers, res.Stopped and res.Swarm for targets.
+// sure says whether that answer is complete; ok is false after a failed
+// container list, recorded in res.
+func (c *conn) probeTargets(ctx context.Context, res *Result, targets []target, local localSelf, self *Container, vf volumeFacts, derr error) (sure, ok bool) {
+	list, stopped, err := c.list(ctx)
+	if err != nil {
+		res.fail(c, err, res.InContainer)
+		return false, false
+	}
+	selfID := ""
+	if self != nil {
+		selfID = self.ID
+	}
+	hr := newHostResolver(ctx, res.Endpoint, local, self)
+	src := sources{resolve: hr.resolve(), devices: vf.devices}
+	if self == nil {
+		// Host paths: one under a volume's mountpoint is that volume.
+		for i := range targets {
+			targets[i].volume = vf.volumeAt(targets[i].hostPath, src.resolve)
+		}
+	}
+	res.Writers = findWriters(list, selfID, targets, src)
+	res.Stopped = findWriters(stopped, selfID, targets, src)
+	sure = true
+	if derr != nil && volumesInvolved(targets, list) {
+		sure = false // a volume may bind the same directory as a bind mount
+	}
+	if res.Swarm = c.swarmFacts(ctx, targets, src, vf, selfID); res.Swarm != nil && res.Swarm.Err != "" {
+		sure = false
+		res.note(res.Swarm.Err)
+	}
+	if stuck := hr.stuck(); stuck != "" {
+		sure = false
+		res.note(stuck)
+	}
+	if self == nil && local.id == "" && local.marker != "" && !c.onEngineHost(ctx, list, stopped) {
+		// A marker file but no container id, and $HOSTNAME is no
+		// container: most likely a host (or VM) built from a container
+		// image, but we cannot be sure, and there are containers whose
+		// mounts we compared with our paths as if they were host paths.
+		res.note(fmt.Sprintf("%s exists but no container id was found, and the engine's data root is not visible here; data paths taken as host paths", local.marker))
+		sure = false
+	}
+	return sure, true
 }
 
 // WritersOf lists the running, restarting and paused containers that mount
@@ -255,9 +288,13 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 	if derr != nil && volumesInvolved(targets, list) {
 		sure = false // a volume may bind the same directory as a bind mount
 	}
+	if res.Swarm = c.swarmFacts(ctx, targets, src, vf, selfID); res.Swarm != nil && res.Swarm.Err != "" {
+		sure = false
+		res.note(res.Swarm.Err)
+	}
 	if stuck := hr.stuck(); stuck != "" {
 		sure = false
-		res.Err = strings.TrimPrefix(res.Err+"; "+stuck, "; ")
+		res.note(stuck)
 	}
 	res.Status, res.Sure = StatusRan, sure
 	return res
@@ -412,19 +449,26 @@ type volumeFacts struct {
 	mountpoints map[string]string
 	// names holds every volume, whatever its driver.
 	names map[string]bool
+	// shared holds every volume that names storage other hosts reach too:
+	// a driver that is not local, or a local one whose driver_opts type is
+	// a network filesystem (nfs, nfs4, cifs, smb, ceph, glusterfs).
+	shared map[string]bool
 }
 
 // volumes lists the engine's volumes in one GET /volumes. An engine that
 // does not answer (a socket proxy that denies /volumes) gives empty facts
 // and the reason.
 func (c *conn) volumes(ctx context.Context) (volumeFacts, error) {
-	f := volumeFacts{devices: map[string]string{}, mountpoints: map[string]string{}, names: map[string]bool{}}
+	f := volumeFacts{devices: map[string]string{}, mountpoints: map[string]string{}, names: map[string]bool{}, shared: map[string]bool{}}
 	r, err := c.cli.VolumeList(ctx, client.VolumeListOptions{})
 	if err != nil {
 		return volumeFacts{}, fmt.Errorf("list volumes: %w", err)
 	}
 	for _, v := range r.Items {
 		f.names[v.Name] = true
+		if sharedDriver(v.Driver, v.Options) {
+			f.shared[v.Name] = true
+		}
 		if v.Driver != "local" {
 			continue
 		}

@@ -155,6 +155,7 @@ func fromInspect(r *container.InspectResponse) *Container {
 }
 
 func (c *Container) setLabels(l map[string]string) {
+	c.SwarmService, c.SwarmTask = l[labelSwarmService], l[labelSwarmTask]
 	// An image built by docker compose carries the project and service
 	// labels too, and every container run from it inherits them; only a
 	// container compose created has its config hash (or is a one-off run).
