@@ -93,7 +93,7 @@ var healthRules = []rule{
 				return []string{"See hot-journal: let the next writer roll the journal back, then check again."}
 			case in.Locked:
 				return []string{"Run the check again when the other process has finished its transaction, or raise --busy-timeout."}
-			case len(IrregularSidecars(s.db)) > 0:
+			case len(s.db.OddSidecars()) > 0:
 				return []string{"See sidecar-not-regular and sidecar-symlink: once the -wal, -shm and -journal are regular files or absent, check again."}
 			case in.CopyFailed:
 				return []string{"Point --tmp-dir (PREFLIGHT_TMP_DIR) at a writable directory with room for the database and its -wal (the check runs on a private copy there), then check again."}

@@ -302,11 +302,6 @@ func anyDatabase(r *Report) bool {
 	return false
 }
 
-// IrregularSidecars reports the sidecars of db that are symlinks or not
-// regular files (the sidecar-symlink and sidecar-not-regular findings),
-// described for a message; nil when there are none.
-func IrregularSidecars(db *Database) []string { return db.OddSidecars() }
-
 func irregularSidecars(db *sqlitefile.Database) []string { return report.IrregularSidecars(db) }
 
 func nonEmpty(s, def string) string {
