@@ -21,6 +21,7 @@ import (
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 	"github.com/preflight-sqlite/preflight/report"
@@ -113,12 +114,16 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		// The Docker probe gets the host paths the container's mounts map
 		// to: whose view to take is said, not our own container's.
 		opts.Writers.Docker.HostPaths = true
+		opts.Writers.Kube.Mode = kube.ModeOff // host paths: no pod's volumeMounts hold them
 	}
 	holding, under, err := discoverAll(ctx, r, opts, inContainer)
 	if err != nil {
 		return nil, err
 	}
-	opts.Writers.Docker.MountTable = classifyAll(r, opts, holding, under)
+	if t := classifyAll(r, opts, holding, under); t != nil {
+		// One read serves the Docker and Kubernetes probes too.
+		opts.Writers.Docker.MountTable, opts.Writers.Kube.MountTable = t, t
+	}
 
 	// Phase 3: live writers (raw reads first), health, the rules.
 	probeWriters(ctx, r, opts.Writers)
@@ -130,10 +135,11 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	r.Findings = judge(r, rules.Input{
 		Starting: opts.Writers.Starting, Converted: opts.Writers.Converted,
 		DockerRequired:      opts.Writers.Docker.Mode == docker.ModeRequired,
+		KubeRequired:        opts.Writers.Kube.Mode == kube.ModeRequired,
 		JournalModeExported: opts.JournalModeExported,
 	}, opts.Ignore)
 	r.Verdict = report.VerdictOf(r.Worst())
-	r.FSClass = worstClass(r.DataDirs)
+	r.FSClass = kubeWorst(r, worstClass(r.DataDirs))
 	r.JournalMode = "wal"
 	if policy.PreferDelete(r.FSClass) || anySingleFileMount(r.DataDirs) || anyUnexamined(r.DataDirs) {
 		r.JournalMode = "delete"
@@ -174,10 +180,12 @@ func discoverAll(ctx context.Context, r *Report, opts Options, inContainer []con
 // classifyAll is phase 2 of Check: the mount table (opts.MountTable, or
 // the lines of /proc/self/mountinfo that can hold the paths holding and
 // under, and docker.SelfFiles), then the classification of every
-// directory and database. It returns the mount table the Docker probe is
-// to use: the one read here, else opts.Writers.Docker.MountTable as given.
+// directory and database. It returns the table it read from
+// /proc/self/mountinfo, for the Docker and Kubernetes probes; nil for a
+// saved table or when it could not be read.
 func classifyAll(r *Report, opts Options, holding, under []string) *mounts.Table {
-	table, forDocker := opts.MountTable, opts.Writers.Docker.MountTable
+	table := opts.MountTable
+	var read *mounts.Table
 	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: table != nil}
 	if table == nil {
 		r.MountTable.Source = "/proc/self/mountinfo"
@@ -187,7 +195,7 @@ func classifyAll(r *Report, opts Options, holding, under []string) *mounts.Table
 		if err != nil {
 			r.MountTable.Error = err.Error()
 		} else {
-			table, forDocker = t, t
+			table, read = t, t
 		}
 	}
 	if table != nil {
@@ -205,7 +213,7 @@ func classifyAll(r *Report, opts Options, holding, under []string) *mounts.Table
 			classify(d, table, r.MountTable.Error)
 		}
 	}
-	return forDocker
+	return read
 }
 
 // listable reports why the directory dir cannot be listed (open, or read

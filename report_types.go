@@ -26,6 +26,7 @@ type (
 	WriterKind   = report.WriterKind
 	ProbeStatus  = report.ProbeStatus
 	Rule         = rules.Rule
+	KubePatch    = report.KubePatch
 )
 
 // Levels and verdicts (see report).

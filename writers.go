@@ -14,6 +14,7 @@ import (
 	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/locks"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -33,6 +34,11 @@ type WriterOptions struct {
 	// Watch is how long to watch each WAL database's -wal and -shm for
 	// changes no probe can attribute; 0 turns the watch off.
 	Watch time.Duration
+	// Kube configures the Kubernetes API probe; Kube.Mode "off" skips it,
+	// "required" makes an API that does not answer an error finding.
+	// Outside a cluster (no in-cluster configuration, no kubeconfig) it
+	// asks nothing.
+	Kube kube.Options
 	// Starting says the application has not started yet (preflight run):
 	// every writer found is one besides the application.
 	Starting bool
@@ -48,6 +54,7 @@ type writerFacts struct {
 	procs     procfs.Result
 	procsErr  error
 	docker    docker.Result
+	kube      kube.Result
 	locks     map[string]locks.Result
 	locksErr  map[string]error
 	activity  map[string]activity.Result
@@ -70,6 +77,9 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 		r.Docker = &f.docker
 		r.Engine = f.docker.Engine
 	}
+	if f.kube.Status != kube.StatusOff && f.kube.Status != kube.StatusNotInCluster {
+		r.Kube = &f.kube
+	}
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		for j := range d.Databases {
@@ -83,6 +93,9 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	r.Probes["processes"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Processes })
 	r.Probes["locks"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Locks })
 	r.Probes["docker"] = report.ProbeStatus(f.docker.Status)
+	if r.Kube != nil {
+		r.Probes["kube"] = report.ProbeStatus(f.kube.Status)
+	}
 	r.Probes["activity"] = report.ProbeOff
 	if opts.Watch > 0 {
 		r.Probes["activity"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Activity })
@@ -151,6 +164,14 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 			f.docker.Status = docker.StatusSkipped
 		}
 	}
+	f.kube = kube.Result{Status: kube.StatusOff}
+	if len(dirPaths) > 0 && opts.Kube.Mode != kube.ModeOff {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.kube = kube.Probe(ctx, dockerPaths, opts.Kube)
+		}()
+	}
 	var mu sync.Mutex
 	if opts.Watch > 0 {
 		for _, db := range dbs {
@@ -207,6 +228,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		db.Writers = append(db.Writers, *byPID[pid])
 	}
 	attributeContainers(r, db, f, foreign)
+	attributePods(db, &f.kube)
 	p.Activity = report.ProbeOff
 	if opts.Watch > 0 {
 		if err := f.watchErr[db.Path]; err != nil {

@@ -5,10 +5,14 @@
 package report
 
 import (
+	"encoding/json"
+
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/health"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -69,6 +73,9 @@ type Finding struct {
 	Remedy []string `json:"remedy,omitempty"`
 	// Ignored is set when --ignore demoted the finding to info.
 	Ignored bool `json:"ignored,omitempty"`
+	// Patch is the JSON merge patch that fixes a kube finding (preflight
+	// kube), when one does.
+	Patch *KubePatch `json:"patch,omitempty"`
 }
 
 // MountTable says where the mount table came from.
@@ -225,14 +232,21 @@ type Report struct {
 	// Docker is the Docker probe's result: endpoint, status, our own
 	// container, where each data path lives.
 	Docker *docker.Result `json:"docker,omitempty"`
+	// Kube is the Kubernetes probe's result: our pod, the storage behind
+	// each data path, other pods mounting it; nil outside a cluster.
+	Kube *kube.Result `json:"kube,omitempty"`
 	// Container is the --container whose paths were checked.
 	Container *docker.Container `json:"container,omitempty"`
 	DataDirs  []DataDir         `json:"data_dirs"`
 	// Compose is the compose analysis (preflight compose): every service
 	// mount, whether it holds SQLite data and why, and the proposed
 	// rewrites. Nil for other commands.
-	Compose  *compose.Analysis `json:"compose,omitempty"`
-	Findings []Finding         `json:"findings"`
+	Compose *compose.Analysis `json:"compose,omitempty"`
+	// Manifests is the manifest analysis (preflight kube): every
+	// workload, claim and workload volume, and which hold SQLite data.
+	// Nil for other commands.
+	Manifests *manifest.Analysis `json:"manifests,omitempty"`
+	Findings  []Finding          `json:"findings"`
 }
 
 // Worst returns the highest level among the report's findings (info when
@@ -256,4 +270,23 @@ func VerdictOf(l Level) Verdict {
 		return VerdictWarn
 	}
 	return VerdictOK
+}
+
+// KubePatch is a JSON merge patch (RFC 7386) that fixes a finding on one
+// object of the input.
+type KubePatch struct {
+	Kind      string            `json:"kind"`
+	Name      string            `json:"name"`
+	Namespace string            `json:"namespace,omitempty"`
+	At        manifest.Location `json:"at"`
+	// Merge is the patch document.
+	Merge json.RawMessage `json:"merge"`
+	// Live is set when the API server accepts the patch on the existing
+	// object (kubectl patch KIND NAME); a claim's access modes cannot
+	// change once it exists, so that patch is for the manifest.
+	Live bool `json:"live"`
+	// Command applies it: kubectl patch KIND NAME --type merge -p PATCH,
+	// or for a manifest file that holds only that object kubectl patch
+	// --local -f FILE ... -o yaml; empty when neither applies.
+	Command string `json:"command,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/locks"
 )
 
@@ -23,6 +24,9 @@ const (
 	// WriterContainer is another container that mounts the database's data
 	// read-write (the Docker Engine API).
 	WriterContainer WriterKind = "container"
+	// WriterPod is another pod that mounts the database's storage
+	// read-write (the Kubernetes API).
+	WriterPod WriterKind = "pod"
 )
 
 // ProbeStatus says how one probe went; its JSON form is the bare string.
@@ -63,6 +67,8 @@ type Writer struct {
 	// OwnService is true for a Swarm task's container (Kind "container")
 	// of the service our own container is a task of.
 	OwnService bool `json:"own_service,omitempty"`
+	// Pod is another pod mounting the same storage (Kind "pod").
+	Pod *kube.Writer `json:"pod,omitempty"`
 }
 
 // Name describes the writer in one phrase for messages.
@@ -81,6 +87,8 @@ func (w Writer) Name() string {
 			s += ", a task of swarm service " + c.SwarmService
 		}
 		return s + ")"
+	case WriterPod:
+		return podName(w.Pod)
 	case WriterLock:
 		if w.PID > 0 {
 			return fmt.Sprintf("process %d holding %s", w.PID, LockNames(w.Locks))
@@ -104,6 +112,8 @@ func (w Writer) Stop() string {
 			n = "1"
 		}
 		return "docker service scale " + shell.Quote(w.Container.SwarmService) + "=" + n
+	case w.Kind == WriterPod:
+		return podStop(w.Pod)
 	case w.Kind == WriterContainer && w.Container.ComposeService != "" && !w.Container.OneOff:
 		return w.Container.ComposeCommand() + " stop " + w.Container.ComposeService
 	case w.Kind == WriterContainer:
@@ -132,10 +142,55 @@ type WriterProbes struct {
 	Processes ProbeStatus `json:"processes"`
 	Locks     ProbeStatus `json:"locks"`
 	Docker    ProbeStatus `json:"docker"`
+	Kube      ProbeStatus `json:"kube,omitempty"`
 	Activity  ProbeStatus `json:"activity"`
 	// Sure is true when every probe that can see a writer of this database
 	// ran fully and no writer can hide from all of them.
 	Sure bool `json:"sure"`
 	// Blind lists what the probes could not see, in words.
 	Blind []string `json:"blind,omitempty"`
+}
+
+// podName describes a writer pod in one phrase.
+func podName(w *kube.Writer) string {
+	s := fmt.Sprintf("pod %s/%s (", w.Namespace, w.Name)
+	if w.Node != "" {
+		s += "node " + w.Node
+		if w.SameNode {
+			s += ", ours"
+		} else {
+			s += ", another node"
+		}
+	} else {
+		s += "not scheduled"
+	}
+	s += ", " + nonEmptyOr(w.Phase, "phase unknown")
+	if w.OwnerKind != "" {
+		s += ", " + w.OwnerKind + " " + w.OwnerName
+	}
+	return s + ")"
+}
+
+// podStop is the command that stops a writer pod for good: scale its
+// controller down, or delete a bare pod.
+func podStop(w *kube.Writer) string {
+	ns := shell.Quote(w.Namespace)
+	switch w.OwnerKind {
+	case "Deployment", "StatefulSet", "ReplicaSet":
+		return fmt.Sprintf("kubectl -n %s scale %s %s --replicas=0 (or remove the claim from its pod template)", ns, strings.ToLower(w.OwnerKind), shell.Quote(w.OwnerName))
+	case "Job", "CronJob":
+		return fmt.Sprintf("kubectl -n %s delete %s %s", ns, strings.ToLower(w.OwnerKind), shell.Quote(w.OwnerName))
+	case "DaemonSet":
+		return fmt.Sprintf("remove the volume from DaemonSet %s (kubectl -n %s edit daemonset %s): it runs one pod per node", w.OwnerName, ns, shell.Quote(w.OwnerName))
+	case "":
+		return fmt.Sprintf("kubectl -n %s delete pod %s", ns, shell.Quote(w.Name))
+	}
+	return fmt.Sprintf("stop %s %s, then kubectl -n %s delete pod %s", w.OwnerKind, w.OwnerName, ns, shell.Quote(w.Name))
+}
+
+func nonEmptyOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

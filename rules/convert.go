@@ -229,6 +229,9 @@ var convertRules = []rule{
 				if w.Kind == report.WriterContainer && w.Relation != "" {
 					what += ", " + w.Relation
 				}
+				if w.Kind == report.WriterPod {
+					what = w.Name() + " mounts the database's storage read-write (" + w.Relation + ")"
+				}
 				out = append(out, found{msg: what, remedy: []string{"stop it first: " + w.Stop()}})
 			}
 			return out
@@ -458,6 +461,9 @@ func unverifiedProbes(rep *Report, db *Database) []string {
 	for _, b := range p.Blind {
 		if strings.HasPrefix(b, "processes: ") && p.Processes == report.ProbeRan || strings.HasPrefix(b, "locks: ") && p.Locks == report.ProbeRan {
 			out = append(out, b)
+		}
+		if strings.HasPrefix(b, "pods: ") {
+			out = append(out, b) // the Kubernetes API could not be asked fully
 		}
 	}
 	return out

@@ -205,6 +205,14 @@ const (
 	// ServicesNotVisible: the engine is a Swarm node whose services and
 	// tasks could not be listed.
 	ServicesNotVisible ID = "services-not-visible"
+	// LiveWriterPod: another pod mounts this database's storage read-write
+	// (the Kubernetes API).
+	LiveWriterPod ID = "live-writer-pod"
+	// KubeUnreachable: the Kubernetes API did not answer.
+	KubeUnreachable ID = "kube-unreachable"
+	// KubePermissionDenied: the Kubernetes API denied a request the probe
+	// needs (names the verb and resource).
+	KubePermissionDenied ID = "kube-permission-denied"
 	// BindOnDesktop: compose: a data directory on a bind mount while the engine
 	// runs in a VM (Docker Desktop, OrbStack, Colima, Lima, Rancher Desktop,
 	// Podman machine): the share crosses the VM boundary.
@@ -238,6 +246,24 @@ const (
 	// read) of services whose images are not in the catalogue, so no rule could
 	// judge it: it may hold SQLite data.
 	BindNotJudged ID = "bind-not-judged"
+	// RollingUpdateOnSQLiteClaim: kube: a Deployment with RollingUpdate
+	// (maxSurge above 0) mounts a volume that holds SQLite data.
+	RollingUpdateOnSQLiteClaim ID = "rolling-update-on-sqlite-claim"
+	// ReplicasOnSQLiteClaim: kube: a workload runs more than one pod on one
+	// volume that holds SQLite data.
+	ReplicasOnSQLiteClaim ID = "replicas-on-sqlite-claim"
+	// CronjobOverlapOnSQLiteClaim: kube: a CronJob whose runs may overlap
+	// mounts a shared volume that holds SQLite data.
+	CronjobOverlapOnSQLiteClaim ID = "cronjob-overlap-on-sqlite-claim"
+	// RWXOnNetworkClass: kube: a claim that holds SQLite data asks for
+	// ReadWriteMany on a network filesystem.
+	RWXOnNetworkClass ID = "rwx-on-network-class"
+	// DaemonsetOnSQLiteClaim: kube: a DaemonSet mounts a shared volume that
+	// holds SQLite data.
+	DaemonsetOnSQLiteClaim ID = "daemonset-on-sqlite-claim"
+	// SharedSQLiteClaim: kube: a claim that holds SQLite data is mounted
+	// read-write by more than one workload.
+	SharedSQLiteClaim ID = "shared-sqlite-claim"
 )
 
 // Convert's refusal reasons (Refusals) that are not also check findings;

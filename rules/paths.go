@@ -59,8 +59,12 @@ func walOn(class mounts.Class, what string) func(s subject) (string, Level, bool
 		if class == mounts.ClassFUSE && !m.KnownLosses {
 			lvl = LevelWarn
 		}
+		reason := m.Reason
+		if k, ok := kubeReason(s); ok {
+			reason = k // the PV, not the mount table, made it this class
+		}
 		return fmt.Sprintf("%s is in WAL mode on %s (%s); WAL needs POSIX locks and a shared-memory index (-shm) that every process sees, so two writers can interleave WAL frames and the database later fails with \"database disk image is malformed\"",
-			filepath.Base(s.db.Path), what, m.Reason), lvl, true
+			filepath.Base(s.db.Path), what, reason), lvl, true
 	}
 }
 

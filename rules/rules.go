@@ -17,6 +17,7 @@ import (
 	"fmt"
 
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -56,12 +57,13 @@ const (
 	// ScopeCompose rules run once per compose service mount
 	// (Report.Compose.Mounts), with cm set.
 	ScopeCompose
+	// ScopeManifest rules run once per workload volume of
+	// Report.Manifests (preflight kube), with km set.
+	ScopeManifest
 	// ScopeConvert rules run once per database convert is about to
 	// change (ConvertFacts); each finding is a refusal, its ID the
 	// refusal's reason.
 	ScopeConvert
-	// Reserved for the cluster scopes: a pod (PodScope), a manifest's
-	// workload, a Swarm service. Add them here and to Evaluate.
 )
 
 // Action says what a caller does with a finding of a rule, besides
@@ -93,8 +95,8 @@ type Input struct {
 	// Converted lists the databases converted to DELETE at an earlier
 	// start (absolute, symlinks resolved).
 	Converted []string
-	// DockerRequired is --docker required.
-	DockerRequired bool
+	// DockerRequired is --docker required; KubeRequired --kube required.
+	DockerRequired, KubeRequired bool
 	// JournalModeExported is run --export-env: the application is told
 	// the journal mode.
 	JournalModeExported bool
@@ -109,6 +111,8 @@ type subject struct {
 	db  *Database
 	// cm is the compose service mount for compose rules (nil otherwise).
 	cm *compose.Mount
+	// km is the workload volume for manifest rules (nil otherwise).
+	km *manifest.Mount
 	// cv holds convert's facts for convert rules (nil otherwise).
 	cv *ConvertFacts
 	// exported is Input.JournalModeExported.
@@ -126,6 +130,9 @@ func (s subject) class() mounts.Class {
 	if s.db != nil && s.db.Mount != nil && policy.Riskier(s.db.Mount.Class, c) {
 		c = s.db.Mount.Class
 	}
+	if k, ok := kubeClass(s); ok && policy.Riskier(k, c) {
+		c = k // the PV or StorageClass says riskier than the mount table
+	}
 	return c
 }
 
@@ -141,6 +148,8 @@ func (s subject) path() string {
 	switch {
 	case s.cm != nil:
 		return s.cm.Key()
+	case s.km != nil:
+		return s.r.Manifests.Workloads[s.km.Workload].Key()
 	case s.db != nil:
 		return s.db.Path
 	case s.dir != nil:
@@ -236,6 +245,9 @@ func Evaluate(r *Report, in Input) []Finding {
 				}
 			}
 		}
+	}
+	if r.Manifests != nil {
+		out = append(out, evaluateManifests(r, base)...)
 	}
 	return out
 }

@@ -13,9 +13,11 @@ import "slices"
 //  4. writerRules (writers.go): live writers, the Docker probe.
 //  5. reportRules (report.go): the report as a whole.
 //  6. swarmRules (swarm.go): Swarm services and compose deploy: keys.
-//  7. composeRules (compose.go): compose service mounts.
-//  8. convertRules (convert.go): convert's refusals.
+//  7. kubeRules (kube.go): other pods, our owner, the Kubernetes API.
+//  8. composeRules (compose.go): compose service mounts.
+//  9. manifestRules (kubelint.go): Kubernetes manifests (preflight kube).
+//  10. convertRules (convert.go): convert's refusals.
 //
 // A new group of rules is a slice in its own file, named here; a new rule
 // is an entry in its group's slice, an ID in ids.go and a README row.
-var table = slices.Concat(pathRules, healthRules, shareRules, writerRules, reportRules, swarmRules, composeRules, convertRules)
+var table = slices.Concat(pathRules, healthRules, shareRules, writerRules, reportRules, swarmRules, kubeRules, composeRules, manifestRules, convertRules)

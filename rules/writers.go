@@ -199,9 +199,11 @@ func stopWriters(kind report.WriterKind) func(s subject) []string {
 // (its processes are ours, the containers others); on a host a container's
 // processes are visible too, so the larger of the two counts is taken.
 func writerCount(db *Database, inContainer bool) int {
-	procs, containers, foreign := 0, 0, 0
+	procs, containers, foreign, pods := 0, 0, 0, 0
 	for _, w := range db.Writers {
 		switch {
+		case w.Kind == report.WriterPod:
+			pods++ // another pod: its processes are never visible here
 		case w.Kind == report.WriterContainer:
 			containers++
 		case w.PID > 0:
@@ -211,7 +213,7 @@ func writerCount(db *Database, inContainer bool) int {
 		}
 	}
 	if inContainer {
-		return procs + max(containers, foreign)
+		return procs + max(containers, foreign) + pods
 	}
-	return max(procs, containers, foreign)
+	return max(procs, containers, foreign) + pods
 }

@@ -33,14 +33,16 @@ bad() {
 # architecture and, on linux/amd64, 300,000 bytes over the 15,696,034 it
 # had before SARIF, so that the in-pod Kubernetes probe still fits. The
 # full binary's goal is 16 MiB on linux/amd64; it is not met (the README
-# says why), so its budgets (17 MiB; 17.5 MiB on darwin/amd64 and
-# windows/amd64) only stop it from growing until it is.
+# says why: kong's method lookups keep every exported method), so its
+# budgets (18 MiB; 19 MiB on darwin/amd64 and windows/amd64, with
+# preflight kube and the Kubernetes and Swarm probes) only stop it from
+# growing until it is.
 budgets='
 preflight-nocompose linux/amd64 15996034
 preflight-nocompose * 16777216
-preflight darwin/amd64 18350080
-preflight.exe windows/amd64 18350080
-preflight * 17825792
+preflight darwin/amd64 19922944
+preflight.exe windows/amd64 19922944
+preflight * 18874368
 '
 
 # budget BINARY GOOS/GOARCH: prints the budget in bytes, or nothing when

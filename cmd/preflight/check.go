@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
@@ -28,6 +31,11 @@ type CheckFlags struct {
 
 	Docker        string        `name:"docker" enum:"auto,off,required" default:"auto" env:"PREFLIGHT_DOCKER" help:"Look for other containers using the data through the Docker Engine API: auto (when reachable), off, or required (an engine that does not answer is an error)."`
 	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+
+	Kube        string        `name:"kube" enum:"auto,off,required" default:"auto" env:"PREFLIGHT_KUBE" help:"Look for other pods using the data through the Kubernetes API: auto (in a pod, or with --kubeconfig), off, or required (an API that does not answer is an error)."`
+	KubeTimeout time.Duration `name:"kube-timeout" default:"2s" env:"PREFLIGHT_KUBE_TIMEOUT" help:"Longest wait for the Kubernetes API."`
+	Kubeconfig  string        `name:"kubeconfig" env:"PREFLIGHT_KUBECONFIG,KUBECONFIG" placeholder:"FILE" help:"Reach the Kubernetes API through this kubeconfig (server, CA, token or client certificate; the first existing file of a KUBECONFIG list) instead of the in-cluster service account."`
+	Pod         string        `name:"pod" env:"PREFLIGHT_POD" placeholder:"NAMESPACE/NAME" help:"The pod whose data this is (default: POD_NAMESPACE/POD_NAME from the downward API, else the hostname)."`
 }
 
 // options builds preflight.Options from the flags, reading the saved mount
@@ -55,7 +63,14 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 		Health:    preflight.HealthOptions{ProbeFS: f.ProbeFS},
 		Writers: preflight.WriterOptions{
 			Docker: docker.Options{Mode: docker.Mode(f.Docker), Timeout: f.DockerTimeout},
+			Kube:   kube.Options{Mode: kube.Mode(f.Kube), Timeout: f.KubeTimeout, Kubeconfig: firstKubeconfig(f.Kubeconfig), Pod: f.Pod},
 		},
+	}
+	if f.KubeTimeout <= 0 {
+		return opts, usageError(fmt.Errorf("--kube-timeout %s: must be positive", f.KubeTimeout))
+	}
+	if ns, name, ok := strings.Cut(f.Pod, "/"); f.Pod != "" && (!ok || ns == "" || name == "") {
+		return opts, usageError(fmt.Errorf("--pod %q: want NAMESPACE/NAME", f.Pod))
 	}
 	if f.DockerTimeout <= 0 {
 		return opts, usageError(fmt.Errorf("--docker-timeout %s: must be positive", f.DockerTimeout))
@@ -171,4 +186,19 @@ func trimAll(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// firstKubeconfig is the first existing file of a KUBECONFIG-style list
+// (colon-separated), else its first element.
+func firstKubeconfig(list string) string {
+	parts := filepath.SplitList(list)
+	for _, p := range parts {
+		if _, err := os.Stat(p); p != "" && err == nil {
+			return p
+		}
+	}
+	if len(parts) > 0 {
+		return parts[0]
+	}
+	return ""
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/manifest"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -68,17 +69,15 @@ type CLI struct {
 	Convert ConvertCmd `cmd:"" help:"Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification."`
 	Compose ComposeCmd `cmd:"" help:"Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings)."`
 	Migrate MigrateCmd `cmd:"" help:"Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify."`
+	Kube    KubeCmd    `cmd:"" help:"Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch."`
 }
 
-// hideCompose leaves `compose` out of --help in a build without it
-// (-tags nocompose) and says so in its own help; running it still exits 1
-// with the reason.
+// hideCompose leaves `compose` and `kube` out of --help in a build
+// without them (-tags nocompose) and says so in their own help; running
+// them still exits 1 with the reason.
 func hideCompose(k *kong.Kong) error {
-	if compose.Built {
-		return nil
-	}
 	for _, n := range k.Model.Children {
-		if n.Name == "compose" {
+		if n.Name == "compose" && !compose.Built || n.Name == "kube" && !manifest.Built {
 			n.Hidden = true
 			n.Help = "Not in this build (-tags nocompose, the image's binary): " + n.Help
 		}

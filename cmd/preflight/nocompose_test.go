@@ -64,13 +64,24 @@ func TestNoComposeBuild(t *testing.T) {
 		t.Errorf("compose in the nocompose build printed %q, want the error and a hint", stderr.String())
 	}
 
-	// --help does not offer it.
+	// Nor preflight kube.
+	stderr.Reset()
+	cmd = exec.Command(lean, "kube", "-f", filepath.Join(dir, "compose.yaml"))
+	cmd.Stderr = &stderr
+	if code := exitOf(cmd.Run()); code != exitInternal || !strings.Contains(stderr.String(), "built without manifest support") {
+		t.Errorf("kube in the nocompose build exited %d with %q, want %d and the reason", code, stderr.String(), exitInternal)
+	}
+
+	// --help does not offer them.
 	help, err := exec.Command(lean, "--help").Output()
 	if err != nil {
 		t.Fatalf("--help: %v", err)
 	}
 	if strings.Contains(string(help), "\n  compose") {
 		t.Errorf("--help of the nocompose build lists compose:\n%s", help)
+	}
+	if strings.Contains(string(help), "\n  kube") {
+		t.Errorf("--help of the nocompose build lists kube:\n%s", help)
 	}
 	if !strings.Contains(string(help), "\n  convert") {
 		t.Errorf("--help of the nocompose build lists no convert:\n%s", help)

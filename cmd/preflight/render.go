@@ -168,6 +168,13 @@ func probesChecked(p preflight.WriterProbes) string {
 			not = append(not, pr.name+" ("+string(pr.status)+")")
 		}
 	}
+	switch p.Kube {
+	case "":
+	case preflight.ProbeRan:
+		ran = append(ran, "pods")
+	default:
+		not = append(not, "pods ("+string(p.Kube)+")")
+	}
 	if p.Activity == preflight.ProbeQuiet {
 		ran = append(ran, "file activity")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/manifest"
 )
 
 // SARIF output (--format sarif): one SARIF 2.1.0 log with one run.
@@ -117,6 +118,9 @@ func sarifLevel(l preflight.Level) string {
 // findingLocation is where a finding points: the declaring compose file
 // and line of its service mount, or the path it is about (line 0).
 func findingLocation(r *preflight.Report, f preflight.Finding) compose.Location {
+	if a := r.Manifests; a != nil {
+		return kubeLocation(a, f)
+	}
 	if a := r.Compose; a != nil {
 		for _, m := range a.Mounts {
 			if m.Key() == f.Path && m.Declared != nil {
@@ -181,4 +185,31 @@ func firstSentence(s string) string {
 		return s[:i+1]
 	}
 	return s
+}
+
+// kubeLocation is where a kube finding points: the object its patch
+// changes, else the workload it is about, else the first manifest.
+func kubeLocation(a *manifest.Analysis, f preflight.Finding) compose.Location {
+	if p := f.Patch; p != nil && p.At.File != "" {
+		return kubeAt(p.At)
+	}
+	for _, w := range a.Workloads {
+		if w.Key() == f.Path {
+			return kubeAt(w.At)
+		}
+	}
+	if len(a.Files) > 0 {
+		return compose.Location{File: a.Files[0]}
+	}
+	return compose.Location{File: "."}
+}
+
+// kubeAt is an object's location; an object read from stdin that helm
+// template rendered is at its chart template (no line: the template's
+// lines are not the output's).
+func kubeAt(at manifest.Location) compose.Location {
+	if at.File == "-" && at.Template != "" {
+		return compose.Location{File: at.Template}
+	}
+	return compose.Location{File: at.File, Line: at.Line}
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/manifest"
+)
+
+// KubeCmd is `preflight kube`.
+type KubeCmd struct {
+	File      []string `name:"file" short:"f" required:"" placeholder:"FILE|DIR|-" help:"Manifests to read: a file of one or more YAML or JSON documents, a directory (its .yaml, .yml and .json files), or - for standard input (helm template ... | preflight kube -f -). Repeatable."`
+	DataClaim []string `name:"data-claim" placeholder:"[NAMESPACE/]CLAIM" help:"A PersistentVolumeClaim (or a StatefulSet's volumeClaimTemplate) that holds SQLite data, whatever image mounts it (repeatable)."`
+	Catalogue []string `name:"catalogue" placeholder:"FILE" help:"More catalogue entries (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable)."`
+	Ignore    []string `name:"ignore" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
+	FailOn    string   `name:"fail-on" enum:"warn,error,never" default:"error" help:"Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn)."`
+	Format    string   `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the manifests field; each finding's patch) or sarif (SARIF 2.1.0: each finding at the object it patches)."`
+}
+
+// Run reads the manifests, judges them and prints the report.
+func (c *KubeCmd) Run(g *Globals) error {
+	if !manifest.Built {
+		return &exitError{code: exitInternal, err: manifest.ErrNotBuilt, hints: []string{"the image's binary leaves manifest reading out; build the full binary with scripts/build.sh (bin/preflight) and run it where the manifests are"}}
+	}
+	objs, files, err := manifest.Load(c.File, os.Stdin)
+	if err != nil {
+		return usageError(err)
+	}
+	opts := preflight.KubeOptions{Objects: objs, Files: files, DataClaims: c.DataClaim, Ignore: c.Ignore}
+	for _, f := range c.Catalogue {
+		cat, err := compose.ReadCatalogue(f)
+		if err != nil {
+			return usageError(err)
+		}
+		opts.Catalogue = cat.Merge(opts.Catalogue)
+	}
+	r, err := preflight.CheckKube(opts)
+	if err != nil {
+		if errors.Is(err, preflight.ErrKubeInput) {
+			return usageError(err)
+		}
+		return err
+	}
+	for _, dc := range r.Manifests.DataClaimsUnused {
+		fmt.Fprintf(g.stderr, "preflight: warning: --data-claim %s: no workload in the input mounts that claim\n", dc)
+	}
+	if err := renderKube(g.stdout, r, c.Format); err != nil {
+		return err
+	}
+	if code := verdictCode(r.Verdict, c.FailOn); code != exitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// renderKube writes the report: a table of the workload volumes (but
+// configMaps, secrets and other volumes that hold no SQLite data), then
+// the findings with their fixes and patches; or JSON, or SARIF.
+func renderKube(w io.Writer, r *preflight.Report, format string) error {
+	switch format {
+	case "sarif":
+		return renderSARIF(w, r)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	a := r.Manifests
+	var b strings.Builder
+	fmt.Fprintf(&b, "manifests: %s (%d objects, %d workloads)\n\n", strings.Join(a.Files, ", "), a.Objects, len(a.Workloads))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKLOAD\tVOLUME\tSOURCE\tCLASS\tMODES\tPATHS\tRW\tDATA")
+	for _, m := range a.Mounts {
+		if m.Source == "other" && !m.SQLite {
+			continue // configMap, secret, projected: not data
+		}
+		src, class, modes := m.Source, string(m.Storage.Class), "-"
+		if m.Claim >= 0 {
+			cl := a.Claims[m.Claim]
+			src += ":" + cl.Name
+			class = string(cl.Storage.Class)
+			if len(cl.AccessModes) > 0 {
+				modes = strings.Join(cl.AccessModes, ",")
+			}
+		}
+		data := "-"
+		if m.SQLite {
+			data = "sqlite"
+			if m.App != "" {
+				data += ":" + m.App
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Workloads[m.Workload].Key(), m.Volume, src, class, modes,
+			strings.Join(m.Paths, ","), rwWord(!m.ReadOnly), data)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\n")
+	}
+	for _, f := range r.Findings {
+		ign := ""
+		if f.Ignored {
+			ign = " (ignored)"
+		}
+		fmt.Fprintf(&b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, f.Message)
+		for _, rem := range f.Remedy {
+			fmt.Fprintf(&b, "  fix: %s\n", rem)
+		}
+		if p := f.Patch; p != nil {
+			from := ""
+			if p.At.Template != "" {
+				from = ", from " + p.At.Template
+			}
+			fmt.Fprintf(&b, "  patch (%s %s, %s line %d%s): %s\n", p.Kind, p.Name, p.At.File, p.At.Line, from, p.Merge)
+			if p.Command != "" {
+				fmt.Fprintf(&b, "  run: %s\n", p.Command)
+			}
+		}
+	}
+	renderNotJudged(&b, a)
+	fmt.Fprintf(&b, "\nverdict: %s\n", r.Verdict)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// renderNotJudged names the read-write claims of images the catalogue
+// does not know: the verdict does not cover them.
+func renderNotJudged(b *strings.Builder, a *manifest.Analysis) {
+	var names []string
+	for _, m := range a.Mounts {
+		if m.Claim >= 0 && !m.SQLite && !m.ReadOnly {
+			names = append(names, a.Workloads[m.Workload].Key()+" claim "+a.Claims[m.Claim].Key())
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(b, "\nnot judged: %d read-write claims of images not in the catalogue (name those that hold SQLite data with --data-claim):\n  %s\n", len(names), strings.Join(names, "\n  "))
+	}
+}

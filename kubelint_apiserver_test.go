@@ -1,0 +1,208 @@
+package preflight_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/internal/kubetest"
+	"github.com/preflight-sqlite/preflight/manifest"
+)
+
+// kubeResources are the API paths of the kinds the cases hold, with
+// whether they are namespaced.
+var kubeResources = map[string]struct {
+	prefix, plural string
+	namespaced     bool
+}{
+	"Deployment":            {"/apis/apps/v1", "deployments", true},
+	"StatefulSet":           {"/apis/apps/v1", "statefulsets", true},
+	"DaemonSet":             {"/apis/apps/v1", "daemonsets", true},
+	"Job":                   {"/apis/batch/v1", "jobs", true},
+	"CronJob":               {"/apis/batch/v1", "cronjobs", true},
+	"Pod":                   {"/api/v1", "pods", true},
+	"PersistentVolumeClaim": {"/api/v1", "persistentvolumeclaims", true},
+	"PersistentVolume":      {"/api/v1", "persistentvolumes", false},
+	"StorageClass":          {"/apis/storage.k8s.io/v1", "storageclasses", false},
+}
+
+// TestKubePatchesOnAPIServer puts each case's objects into a real
+// kube-apiserver (internal/kubetest), sends every live patch as kubectl
+// patch --type merge does (PATCH, application/merge-patch+json), and lints
+// the object the server answers, with its defaults filled in: the finding
+// is gone. A claim's patch (not live) is refused on the existing object,
+// as access modes are immutable, and the patched manifest is accepted as
+// a new object (dry run).
+func TestKubePatchesOnAPIServer(t *testing.T) {
+	c := kubetest.Start(t)
+	checked := 0
+	for i, kc := range kubeCases {
+		objs, files := loadKube(t, kc.inputs)
+		r := checkKube(t, objs, files, kc)
+		if !slices.ContainsFunc(r.Findings, func(f preflight.Finding) bool { return f.Patch != nil }) {
+			continue
+		}
+		prefix := fmt.Sprintf("c%d-", i)
+		created := createCase(t, c, objs, prefix)
+		for _, f := range r.Findings {
+			if f.Patch == nil {
+				continue
+			}
+			checked++
+			p := f.Patch
+			path := kubeObjectPath(p.Kind, prefix+nsOrDefault(p.Namespace), p.Name)
+			status, body := kubeRequest(t, c, http.MethodPatch, path, "application/merge-patch+json", p.Merge)
+			if !p.Live {
+				if status != http.StatusUnprocessableEntity {
+					t.Errorf("%s: %s on the existing %s %s: HTTP %d, want 422 (immutable): %s", kc.name, p.Merge, p.Kind, p.Name, status, body)
+				}
+				dryRunPatched(t, c, kc.name, created[p.Kind+"/"+p.Name], p, prefix)
+				continue
+			}
+			if status != http.StatusOK {
+				t.Errorf("%s: kubectl patch %s %s --type merge -p %s: HTTP %d: %s", kc.name, p.Kind, p.Name, p.Merge, status, body)
+				continue
+			}
+			again := replaceObject(t, objs, p, body, prefix)
+			r2 := checkKube(t, again, files, kc)
+			for _, f2 := range r2.Findings {
+				if f2.ID == f.ID && f2.Path == f.Path {
+					t.Errorf("%s: the live %s %s after %s still gets %s: %s", kc.name, p.Kind, p.Name, p.Merge, f.ID, f2.Message)
+				}
+			}
+		}
+	}
+	if checked < 6 {
+		t.Errorf("%d patches sent to the API server, want every patch of the cases (at least 6)", checked)
+	}
+}
+
+func nsOrDefault(ns string) string {
+	if ns == "" {
+		return "default"
+	}
+	return ns
+}
+
+func kubeObjectPath(kind, ns, name string) string {
+	res := kubeResources[kind]
+	if !res.namespaced {
+		return res.prefix + "/" + res.plural + "/" + url.PathEscape(name)
+	}
+	return res.prefix + "/namespaces/" + url.PathEscape(ns) + "/" + res.plural + "/" + url.PathEscape(name)
+}
+
+// createCase creates the objects of the kinds in kubeResources, each
+// namespaced one in namespace prefix+NAMESPACE (made here), cluster-scoped
+// ones once. It returns the objects as created, by KIND/NAME.
+func createCase(t *testing.T, c *kubetest.Cluster, objs []manifest.Object, prefix string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	made := map[string]bool{}
+	for _, o := range objs {
+		res, ok := kubeResources[o.Kind]
+		if !ok {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(o.JSON, &m); err != nil {
+			t.Fatal(err)
+		}
+		md, _ := m["metadata"].(map[string]any)
+		if res.namespaced {
+			ns := prefix + nsOrDefault(o.Namespace)
+			md["namespace"] = ns
+			if !made[ns] {
+				if _, err := c.Create(fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", ns)); err != nil {
+					t.Fatalf("create namespace %s: %v", ns, err)
+				}
+				made[ns] = true
+			}
+		}
+		b, _ := json.Marshal(m)
+		if _, err := c.Create(b); err != nil {
+			if ae, ok := err.(*kubetest.APIError); ok && ae.Reason == "AlreadyExists" && !res.namespaced {
+				continue
+			}
+			t.Fatalf("create %s %s: %v", o.Kind, o.Name, err)
+		}
+		out[o.Kind+"/"+o.Name] = b
+	}
+	return out
+}
+
+// kubeRequest sends one request as admin and returns the status and body.
+func kubeRequest(t *testing.T, c *kubetest.Cluster, method, path, ctype string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, c.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Authorization", "Bearer "+c.AdminToken)
+	resp, err := c.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// replaceObject returns objs with the patched object replaced by the
+// server's answer, its namespace as in the manifest again.
+func replaceObject(t *testing.T, objs []manifest.Object, p *preflight.KubePatch, live []byte, prefix string) []manifest.Object {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(live, &m); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := m["metadata"].(map[string]any)
+	md["namespace"] = p.Namespace
+	b, _ := json.Marshal(m)
+	n, err := manifest.Parse(bytes.NewReader(b), p.At.File)
+	if err != nil || len(n) != 1 {
+		t.Fatalf("parse the server's %s %s: %v", p.Kind, p.Name, err)
+	}
+	out := slices.Clone(objs)
+	for i, o := range objs {
+		if o.Kind == p.Kind && o.Name == p.Name && o.At == p.At {
+			n[0].At = o.At
+			out[i] = n[0]
+			return out
+		}
+	}
+	t.Fatalf("no object %s %s for the patch", p.Kind, p.Name)
+	return nil
+}
+
+// dryRunPatched creates the created object with the patch applied
+// (evanphx/json-patch), under a new name, as a dry run: the API server
+// accepts the patched manifest.
+func dryRunPatched(t *testing.T, c *kubetest.Cluster, name string, created []byte, p *preflight.KubePatch, prefix string) {
+	t.Helper()
+	b, err := jsonpatch.MergePatch(created, p.Merge)
+	if err != nil {
+		t.Fatalf("%s: MergePatch(%s %s, %s): %v", name, p.Kind, p.Name, p.Merge, err)
+	}
+	b, err = jsonpatch.MergePatch(b, []byte(`{"metadata":{"name":"`+p.Name+`-new"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := kubeResources[p.Kind]
+	path := res.prefix + "/namespaces/" + prefix + nsOrDefault(p.Namespace) + "/" + res.plural + "?dryRun=All"
+	if status, body := kubeRequest(t, c, http.MethodPost, path, "application/json", b); status != http.StatusCreated {
+		t.Errorf("%s: the patched %s %s as a new object: HTTP %d, want 201: %s", name, p.Kind, p.Name, status, body)
+	}
+}

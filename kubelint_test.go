@@ -1,0 +1,201 @@
+package preflight_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/manifest"
+)
+
+type kubeCase struct {
+	name       string
+	inputs     []string
+	dataClaims []string
+	// want is every finding as "level id path", in report order.
+	want    []string
+	verdict preflight.Verdict
+}
+
+var (
+	kubePublic = filepath.Join("manifest", "testdata", "public")
+	kubeHand   = filepath.Join("manifest", "testdata", "handwritten")
+)
+
+// kubeCases are the real public manifests (manifest/testdata/public, with
+// their sources), alone and with a StorageClass a cluster might have, and
+// the labelled hand-written edge cases.
+var kubeCases = []kubeCase{
+	{"uptime-kuma k8s: default strategy", []string{filepath.Join(kubePublic, "uptime-kuma-k8s")}, nil,
+		[]string{"warn rolling-update-on-sqlite-claim admin-tools/deployment/uptime-kuma"}, preflight.VerdictWarn},
+	{"uptime-kuma docker/k8s: default strategy", []string{filepath.Join(kubePublic, "uptime-kuma-docker-k8s")}, nil,
+		[]string{"warn rolling-update-on-sqlite-claim deployment/kuma"}, preflight.VerdictWarn},
+	{"uptime-kuma k8s on an NFS standard class", []string{filepath.Join(kubePublic, "uptime-kuma-k8s"), filepath.Join(kubeHand, "standard-is-nfs.yaml")}, nil,
+		[]string{"error rolling-update-on-sqlite-claim admin-tools/deployment/uptime-kuma"}, preflight.VerdictUnsafe},
+	{"uptime-kuma example: Recreate, one replica", []string{filepath.Join(kubePublic, "uptime-kuma-example")}, nil, nil, preflight.VerdictOK},
+	{"uptime-kuma kustomize: Recreate, one replica", []string{filepath.Join(kubePublic, "uptime-kuma-kustomize")}, nil, nil, preflight.VerdictOK},
+	{"uptime-kuma statefulset: one claim per replica", []string{filepath.Join(kubePublic, "uptime-kuma-statefulset")}, nil, nil, preflight.VerdictOK},
+	{"vaultwarden on RWX NFS, two replicas", []string{filepath.Join(kubeHand, "rwx-nfs-class.yaml")}, nil, []string{
+		"error rolling-update-on-sqlite-claim vault/deployment/vaultwarden",
+		"error replicas-on-sqlite-claim vault/deployment/vaultwarden",
+		"error rwx-on-network-class vault/deployment/vaultwarden",
+	}, preflight.VerdictUnsafe},
+	{"job on a static NFS PV, named claim", []string{filepath.Join(kubeHand, "static-nfs-pv.yaml")}, []string{"jobs/app-db"}, []string{
+		"error replicas-on-sqlite-claim jobs/job/importer",
+		"error rwx-on-network-class jobs/job/importer",
+	}, preflight.VerdictUnsafe},
+	{"job on a static NFS PV, claim not named", []string{filepath.Join(kubeHand, "static-nfs-pv.yaml")}, nil, nil, preflight.VerdictOK},
+	{"daemonset and deployment on one claim", []string{filepath.Join(kubeHand, "daemonset-shared.yaml")}, nil, []string{
+		"error daemonset-on-sqlite-claim daemonset/kuma-agent",
+		"warn shared-sqlite-claim daemonset/kuma-agent",
+	}, preflight.VerdictUnsafe},
+	{"cronjobs beside a deployment", []string{filepath.Join(kubeHand, "cronjob.yaml")}, nil, []string{
+		"warn shared-sqlite-claim media/deployment/radarr",
+		"warn replicas-on-sqlite-claim media/cronjob/radarr-export",
+		"warn cronjob-overlap-on-sqlite-claim media/cronjob/radarr-export",
+	}, preflight.VerdictWarn},
+	{"statefulset RWX CephFS template, a List", []string{filepath.Join(kubeHand, "statefulset-cephfs.yaml")}, nil, []string{
+		"warn rwx-on-network-class git/statefulset/gitea",
+	}, preflight.VerdictWarn},
+}
+
+func loadKube(t *testing.T, inputs []string) ([]manifest.Object, []string) {
+	t.Helper()
+	objs, files, err := manifest.Load(inputs, nil)
+	if err != nil {
+		t.Fatalf("manifest.Load(%v): %v", inputs, err)
+	}
+	return objs, files
+}
+
+func checkKube(t *testing.T, objs []manifest.Object, files []string, c kubeCase) *preflight.Report {
+	t.Helper()
+	r, err := preflight.CheckKube(preflight.KubeOptions{Objects: objs, Files: files, DataClaims: c.dataClaims})
+	if err != nil {
+		t.Fatalf("CheckKube(%v): %v", c.inputs, err)
+	}
+	return r
+}
+
+func kubeFindings(r *preflight.Report) []string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, string(f.Level)+" "+string(f.ID)+" "+f.Path)
+	}
+	return out
+}
+
+func TestCheckKube(t *testing.T) {
+	for _, c := range kubeCases {
+		t.Run(c.name, func(t *testing.T) {
+			objs, files := loadKube(t, c.inputs)
+			r := checkKube(t, objs, files, c)
+			if d := cmp.Diff(c.want, kubeFindings(r)); d != "" {
+				t.Errorf("CheckKube(%v) findings (-want +got):\n%s", c.inputs, d)
+			}
+			if r.Verdict != c.verdict {
+				t.Errorf("CheckKube(%v) verdict = %s, want %s", c.inputs, r.Verdict, c.verdict)
+			}
+			for _, f := range r.Findings {
+				if len(f.Remedy) == 0 || !strings.Contains(f.Message, strings.SplitN(f.Path, "/", 3)[len(strings.SplitN(f.Path, "/", 3))-1]) {
+					t.Errorf("finding %s: message %q or remedy %q does not name the object", f.ID, f.Message, f.Remedy)
+				}
+			}
+		})
+	}
+}
+
+// TestKubePatchesFix applies each finding's JSON merge patch to its object
+// with evanphx/json-patch (RFC 7386, as kubectl patch --type merge does),
+// lints again, and wants that finding gone and no new one.
+func TestKubePatchesFix(t *testing.T) {
+	patched := 0
+	for _, c := range kubeCases {
+		objs, files := loadKube(t, c.inputs)
+		r := checkKube(t, objs, files, c)
+		for _, f := range r.Findings {
+			p := f.Patch
+			if p == nil {
+				if slices.Contains([]string{"rolling-update-on-sqlite-claim", "replicas-on-sqlite-claim", "rwx-on-network-class"}, string(f.ID)) {
+					t.Errorf("%s: finding %s at %s has no patch", c.name, f.ID, f.Path)
+				}
+				continue
+			}
+			if p.Live && !strings.Contains(p.Command, "kubectl patch "+strings.ToLower(p.Kind)+" "+p.Name) || p.Live && !strings.Contains(p.Command, "--type merge -p '"+string(p.Merge)+"'") {
+				t.Errorf("%s: %s patch command %q does not patch %s %s with %s", c.name, f.ID, p.Command, p.Kind, p.Name, p.Merge)
+			}
+			again := applyPatch(t, objs, p)
+			r2 := checkKube(t, again, files, c)
+			for _, f2 := range r2.Findings {
+				if f2.ID == f.ID && f2.Path == f.Path {
+					t.Errorf("%s: after the patch %s to %s %s, %s is still reported: %s", c.name, p.Merge, p.Kind, p.Name, f.ID, f2.Message)
+				}
+				if !slices.Contains(kubeFindings(r), string(f2.Level)+" "+string(f2.ID)+" "+f2.Path) {
+					t.Errorf("%s: the patch %s brought a new finding %s %s", c.name, p.Merge, f2.ID, f2.Path)
+				}
+			}
+			patched++
+		}
+	}
+	if patched < 6 {
+		t.Errorf("%d patches applied, want every patched finding of the cases (at least 6)", patched)
+	}
+}
+
+// applyPatch returns objs with the patch's object merge-patched.
+func applyPatch(t *testing.T, objs []manifest.Object, p *preflight.KubePatch) []manifest.Object {
+	t.Helper()
+	out := slices.Clone(objs)
+	for i, o := range objs {
+		if o.Kind != p.Kind || o.Name != p.Name || o.At != p.At {
+			continue
+		}
+		b, err := jsonpatch.MergePatch(o.JSON, p.Merge)
+		if err != nil {
+			t.Fatalf("MergePatch(%s %s, %s): %v", o.Kind, o.Name, p.Merge, err)
+		}
+		n, err := manifest.Parse(bytes.NewReader(b), o.At.File)
+		if err != nil || len(n) != 1 {
+			t.Fatalf("the patched %s %s does not parse: %v", o.Kind, o.Name, err)
+		}
+		n[0].At = o.At
+		out[i] = n[0]
+		return out
+	}
+	t.Fatalf("no object %s %s at %v for the patch", p.Kind, p.Name, p.At)
+	return nil
+}
+
+// The strategy patch also fixes a live Deployment, whose strategy the API
+// server has defaulted to RollingUpdate with a rollingUpdate block (which
+// it refuses beside type Recreate): the patch must remove that block.
+func TestKubeStrategyPatchOnLiveObject(t *testing.T) {
+	objs, files := loadKube(t, []string{filepath.Join(kubePublic, "uptime-kuma-k8s")})
+	r := checkKube(t, objs, files, kubeCase{})
+	if len(r.Findings) == 0 || r.Findings[0].Patch == nil {
+		t.Fatalf("CheckKube findings = %v, want the rolling-update patch", kubeFindings(r))
+	}
+	live := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"uptime-kuma"},"spec":{"replicas":1,"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}}}}`)
+	b, err := jsonpatch.MergePatch(live, r.Findings[0].Patch.Merge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Spec struct {
+			Strategy map[string]any `json:"strategy"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec.Strategy["type"] != "Recreate" || d.Spec.Strategy["rollingUpdate"] != nil {
+		t.Errorf("patched live strategy = %v, want type Recreate and no rollingUpdate", d.Spec.Strategy)
+	}
+}

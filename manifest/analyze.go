@@ -1,0 +1,341 @@
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/internal/kubeapi"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+// Options configure Analyze.
+type Options struct {
+	// Catalogue recognises SQLite applications by image (compose's
+	// catalogue: compose.Builtin, merged with --catalogue files); nil
+	// recognises none.
+	Catalogue *compose.Catalogue
+	// DataClaims are --data-claim values: claims that hold SQLite data,
+	// as NAME (in any namespace) or NAMESPACE/NAME. A StatefulSet's
+	// volumeClaimTemplate is named by the template's name.
+	DataClaims []string
+}
+
+// Analysis is what Analyze found: every workload, every claim the
+// workloads mount or the input declares, and every workload volume that
+// is mounted by a container.
+type Analysis struct {
+	Files     []string   `json:"files"`
+	Objects   int        `json:"objects"`
+	Workloads []Workload `json:"workloads"`
+	Claims    []Claim    `json:"claims"`
+	Mounts    []Mount    `json:"mounts"`
+	// DataClaimsUnused lists --data-claim values that no workload mounts.
+	DataClaimsUnused []string `json:"data_claims_unused,omitempty"`
+	objects          []Object
+}
+
+// Workload kinds read from the input.
+const (
+	KindDeployment  = "Deployment"
+	KindStatefulSet = "StatefulSet"
+	KindDaemonSet   = "DaemonSet"
+	KindReplicaSet  = "ReplicaSet"
+	KindJob         = "Job"
+	KindCronJob     = "CronJob"
+	KindPod         = "Pod"
+)
+
+// Workload is an object that runs pods from a pod template (or a bare
+// Pod): a Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob.
+type Workload struct {
+	Kind      string   `json:"kind"`
+	Name      string   `json:"name"`
+	Namespace string   `json:"namespace,omitempty"`
+	At        Location `json:"at"`
+	// Replicas is how many pods run at once in a steady state: spec.replicas
+	// (default 1), a Job's (or a CronJob's job template's) spec.parallelism
+	// (default 1), 1 for a Pod; 0
+	// for a DaemonSet, whose pods are one per node (PerNode).
+	Replicas int  `json:"replicas"`
+	PerNode  bool `json:"per_node,omitempty"`
+	// Strategy is a Deployment's spec.strategy.type ("RollingUpdate" when
+	// absent, the API default), a StatefulSet's updateStrategy.type, or a
+	// CronJob's concurrencyPolicy ("Allow" when absent).
+	Strategy string `json:"strategy,omitempty"`
+	// Surge is set when an update starts a new pod while an old one still
+	// runs: a Deployment's RollingUpdate with maxSurge above 0 (absent
+	// means 25%, which rounds up to one pod).
+	Surge bool `json:"surge,omitempty"`
+	// MaxSurge is the strategy's maxSurge as written ("" when absent).
+	MaxSurge string `json:"max_surge,omitempty"`
+	// Overlap is set for a CronJob whose runs may overlap:
+	// concurrencyPolicy Allow (the default when absent).
+	Overlap bool `json:"overlap,omitempty"`
+	// Object is the index of the workload's object in the input.
+	Object int `json:"-"`
+}
+
+// Key names the workload as kubectl does (deployment/NAME), after its
+// namespace when it has one: "admin-tools/deployment/uptime-kuma".
+func (w *Workload) Key() string {
+	k := strings.ToLower(w.Kind) + "/" + w.Name
+	if w.Namespace != "" {
+		k = w.Namespace + "/" + k
+	}
+	return k
+}
+
+// Claim is a PersistentVolumeClaim the input declares, a workload
+// mounts, or a StatefulSet's volumeClaimTemplate (one claim per replica,
+// named TEMPLATE-SET-ORDINAL).
+type Claim struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	// At is where the claim (or its StatefulSet) is declared; nil when
+	// the input only refers to it.
+	At *Location `json:"at,omitempty"`
+	// Template is the StatefulSet (its Key) whose volumeClaimTemplate
+	// this is.
+	Template string `json:"template,omitempty"`
+	// AccessModes are the claim's spec.accessModes (empty when the claim
+	// is not in the input).
+	AccessModes []string `json:"access_modes,omitempty"`
+	// StorageClass is spec.storageClassName; Default is set when that is
+	// absent (the cluster's default class applies).
+	StorageClass string `json:"storage_class,omitempty"`
+	Default      bool   `json:"default_class,omitempty"`
+	// Volume is the PersistentVolume it binds, when the input says.
+	Volume string `json:"volume,omitempty"`
+	// Storage is what backs it, classified (mounts.ClassUnknown when the
+	// input does not hold its PV or StorageClass); StorageFrom says from
+	// what ("PersistentVolume nfs", "StorageClass standard").
+	Storage     kubeapi.Storage `json:"storage"`
+	StorageFrom string          `json:"storage_from"`
+	// Object is the index of the claim's object in the input (-1 when
+	// not in the input; a template's is its StatefulSet's).
+	Object int `json:"-"`
+}
+
+// Key is NAMESPACE/NAME, or NAME without a namespace; for a
+// volumeClaimTemplate, the claims it makes: NAMESPACE/TEMPLATE-SET-*.
+func (c *Claim) Key() string {
+	k := c.Name
+	if c.Template != "" {
+		_, set, _ := strings.Cut(c.Template[strings.LastIndex(c.Template, "statefulset/"):], "/")
+		k += "-" + set + "-*"
+	}
+	if c.Namespace != "" {
+		return c.Namespace + "/" + k
+	}
+	return k
+}
+
+// Mount is one pod volume of a workload that a container mounts.
+type Mount struct {
+	// Workload is the index in Analysis.Workloads.
+	Workload int    `json:"workload"`
+	Volume   string `json:"volume"`
+	// Source is the volume's kind: "claim", "template" (a StatefulSet's
+	// own claim per replica), "ephemeral" (a claim per pod), "hostPath",
+	// "nfs", "csi", "emptyDir", or "other" (configMap, secret, ...).
+	Source string `json:"source"`
+	// Claim is the index in Analysis.Claims (-1 for other sources).
+	Claim int `json:"claim"`
+	// Containers mount it at Paths (one entry per container mount).
+	Containers []string `json:"containers"`
+	Paths      []string `json:"paths"`
+	// ReadOnly is set when every container mount, or the claim source, is
+	// read-only.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Storage classifies a volume that is not a claim; for claims see
+	// the claim's.
+	Storage kubeapi.Storage `json:"storage"`
+	// SQLite is set when the volume holds SQLite data; Why says how that
+	// is known (a catalogued image's data directory, --data-claim).
+	SQLite bool   `json:"sqlite"`
+	App    string `json:"app,omitempty"`
+	Why    string `json:"why,omitempty"`
+}
+
+// Object returns the input object at index i (Workload.Object,
+// Claim.Object).
+func (a *Analysis) Object(i int) *Object {
+	if i < 0 || i >= len(a.objects) {
+		return nil
+	}
+	return &a.objects[i]
+}
+
+// Analyze reads the objects' workloads, claims, PersistentVolumes and
+// StorageClasses and states which mounts hold SQLite data. Objects of
+// other kinds are counted and otherwise ignored. An object of a workload
+// kind that does not decode is an error naming it.
+func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
+	a := &Analysis{Files: files, Objects: len(objs), Workloads: []Workload{}, Claims: []Claim{}, Mounts: []Mount{}, objects: objs}
+	st := &store{pvs: map[string]*kubeapi.PersistentVolume{}, classes: map[string]*kubeapi.StorageClass{}}
+	for i := range objs {
+		if err := st.add(a, i); err != nil {
+			return nil, err
+		}
+	}
+	for i := range a.Claims {
+		st.resolve(&a.Claims[i])
+	}
+	for _, w := range st.templates {
+		a.addMounts(st, w.index, w.spec, opts)
+	}
+	for _, c := range opts.DataClaims {
+		used := false
+		for _, m := range a.Mounts {
+			used = used || m.Claim >= 0 && claimNamed(&a.Claims[m.Claim], c)
+		}
+		if !used {
+			a.DataClaimsUnused = append(a.DataClaimsUnused, c)
+		}
+	}
+	return a, nil
+}
+
+// store holds what Analyze collects before it resolves claims.
+type store struct {
+	pvs       map[string]*kubeapi.PersistentVolume
+	classes   map[string]*kubeapi.StorageClass
+	pvList    []*kubeapi.PersistentVolume
+	defaults  []string
+	templates []podTemplate
+}
+
+// podTemplate is a workload's pod spec, and the workload's index.
+type podTemplate struct {
+	index int
+	spec  kubeapi.PodSpec
+}
+
+func decode[T any](o *Object) (*T, error) {
+	var v T
+	if err := json.Unmarshal(o.JSON, &v); err != nil {
+		return nil, fmt.Errorf("decode %s %s (%s line %d): %w", o.Kind, o.Name, o.At.File, o.At.Line, err)
+	}
+	return &v, nil
+}
+
+// add records object i.
+func (st *store) add(a *Analysis, i int) error {
+	o := &a.objects[i]
+	switch o.Kind {
+	case "PersistentVolume":
+		pv, err := decode[kubeapi.PersistentVolume](o)
+		if err != nil {
+			return err
+		}
+		st.pvs[pv.Metadata.Name] = pv
+		st.pvList = append(st.pvList, pv)
+	case "StorageClass":
+		sc, err := decode[kubeapi.StorageClass](o)
+		if err != nil {
+			return err
+		}
+		st.classes[sc.Metadata.Name] = sc
+		if sc.Metadata.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+			st.defaults = append(st.defaults, sc.Metadata.Name)
+		}
+	case "PersistentVolumeClaim":
+		pvc, err := decode[kubeapi.PersistentVolumeClaim](o)
+		if err != nil {
+			return err
+		}
+		at := o.At
+		a.Claims = append(a.Claims, claimOf(pvc.Metadata.Name, o.Namespace, pvc.Spec, &at, "", i))
+	default:
+		return st.addWorkload(a, i)
+	}
+	return nil
+}
+
+// claimOf makes a Claim from a claim spec.
+func claimOf(name, ns string, spec kubeapi.PersistentVolumeClaimSpec, at *Location, template string, obj int) Claim {
+	c := Claim{Name: name, Namespace: ns, At: at, Template: template, AccessModes: spec.AccessModes,
+		Volume: spec.VolumeName, Object: obj}
+	if spec.StorageClassName == nil {
+		c.Default = true
+	} else {
+		c.StorageClass = *spec.StorageClassName
+	}
+	return c
+}
+
+// resolve classifies a claim from its PV (by volumeName, or a PV whose
+// claimRef names it) or else its StorageClass.
+func (st *store) resolve(c *Claim) {
+	pv := st.pvs[c.Volume]
+	for _, p := range st.pvList {
+		if pv == nil && p.Spec.ClaimRef != nil && p.Spec.ClaimRef.Name == c.Name && (p.Spec.ClaimRef.Namespace == "" || c.Namespace == "" || p.Spec.ClaimRef.Namespace == c.Namespace) {
+			pv = p
+		}
+	}
+	modes := c.AccessModes
+	switch {
+	case pv != nil:
+		if len(modes) == 0 {
+			modes = pv.Spec.AccessModes
+		}
+		c.Volume = pv.Metadata.Name
+		c.Storage = kubeapi.ClassifyPV(&kubeapi.PersistentVolume{Metadata: pv.Metadata, Spec: withModes(pv.Spec, modes)})
+		c.StorageFrom = "PersistentVolume " + pv.Metadata.Name
+	case c.At == nil && c.Template == "":
+		c.Storage = kubeapi.Storage{Class: mounts.ClassUnknown}
+		c.StorageFrom = "the claim is not in the input"
+	case c.Default && len(st.defaults) == 1:
+		sc := st.classes[st.defaults[0]]
+		c.Storage = kubeapi.ClassifyStorageClass(sc, modes)
+		c.StorageFrom = "StorageClass " + sc.Metadata.Name + " (the default class in the input)"
+	case c.Default:
+		c.Storage = kubeapi.Storage{Class: mounts.ClassUnknown}
+		c.StorageFrom = "the cluster's default StorageClass, which the input does not name"
+	case st.classes[c.StorageClass] != nil:
+		c.Storage = kubeapi.ClassifyStorageClass(st.classes[c.StorageClass], modes)
+		c.StorageFrom = "StorageClass " + c.StorageClass
+	case c.StorageClass == "":
+		c.Storage = kubeapi.Storage{Class: mounts.ClassUnknown}
+		c.StorageFrom = "no StorageClass and no PersistentVolume in the input"
+	default:
+		c.Storage = kubeapi.Storage{Class: mounts.ClassUnknown}
+		c.StorageFrom = "StorageClass " + c.StorageClass + ", which is not in the input"
+	}
+}
+
+func withModes(s kubeapi.PersistentVolumeSpec, modes []string) kubeapi.PersistentVolumeSpec {
+	s.AccessModes = slices.Concat(s.AccessModes, modes)
+	return s
+}
+
+// claimNamed reports whether --data-claim value v names c.
+func claimNamed(c *Claim, v string) bool {
+	ns, name, ok := strings.Cut(v, "/")
+	if !ok {
+		return c.Name == v
+	}
+	return c.Name == name && (c.Namespace == ns || c.Namespace == "" && ns == "default")
+}
+
+// dataDirHeld reports whether a mount at p holds data directory dir:
+// the same path, a parent of it, or a directory inside it.
+func dataDirHeld(p, dir string) bool {
+	p, dir = path.Clean(p), path.Clean(dir)
+	return p == dir || strings.HasPrefix(dir, strings.TrimSuffix(p, "/")+"/") || strings.HasPrefix(p, dir+"/")
+}
+
+// ObjectsIn counts the input objects read from file.
+func (a *Analysis) ObjectsIn(file string) int {
+	n := 0
+	for i := range a.objects {
+		if a.objects[i].At.File == file {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,115 @@
+package manifest_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/manifest"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+func analyze(t *testing.T, opts manifest.Options, inputs ...string) *manifest.Analysis {
+	t.Helper()
+	objs, files, err := manifest.Load(inputs, nil)
+	if err != nil {
+		t.Fatalf("Load(%v): %v", inputs, err)
+	}
+	if opts.Catalogue == nil {
+		opts.Catalogue = compose.Builtin()
+	}
+	a, err := manifest.Analyze(objs, files, opts)
+	if err != nil {
+		t.Fatalf("Analyze(%v): %v", inputs, err)
+	}
+	return a
+}
+
+// mountFacts is what the tests compare of each mount.
+type mountFacts struct {
+	Workload, Volume, Source, Claim string
+	Class                           mounts.Class
+	SQLite                          bool
+	App                             string
+	ReadOnly                        bool
+}
+
+func facts(a *manifest.Analysis) []mountFacts {
+	var out []mountFacts
+	for _, m := range a.Mounts {
+		f := mountFacts{Workload: a.Workloads[m.Workload].Key(), Volume: m.Volume, Source: m.Source,
+			Class: m.Storage.Class, SQLite: m.SQLite, App: m.App, ReadOnly: m.ReadOnly}
+		if m.Claim >= 0 {
+			f.Claim = a.Claims[m.Claim].Key()
+			f.Class = a.Claims[m.Claim].Storage.Class
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// The real public manifests: which volume holds SQLite data, and what is
+// known of the storage behind it.
+func TestAnalyzePublic(t *testing.T) {
+	pub := filepath.Join("testdata", "public")
+	for _, c := range []struct {
+		name   string
+		inputs []string
+		want   []mountFacts
+		surge  bool
+	}{
+		{"uptime-kuma-k8s", []string{filepath.Join(pub, "uptime-kuma-k8s")}, []mountFacts{
+			{"admin-tools/deployment/uptime-kuma", "kuma-vol", "claim", "admin-tools/kuma-pvc", mounts.ClassUnknown, true, "uptime-kuma", false},
+		}, true},
+		{"uptime-kuma-k8s with an NFS standard class", []string{filepath.Join(pub, "uptime-kuma-k8s"), filepath.Join("testdata", "handwritten", "standard-is-nfs.yaml")}, []mountFacts{
+			{"admin-tools/deployment/uptime-kuma", "kuma-vol", "claim", "admin-tools/kuma-pvc", mounts.ClassNetwork, true, "uptime-kuma", false},
+		}, true},
+		{"uptime-kuma-example", []string{filepath.Join(pub, "uptime-kuma-example", "kubernetes-example.yaml")}, []mountFacts{
+			{"uptime-kuma/deployment/uptime-kuma", "uptime-kuma-data", "claim", "uptime-kuma/uptime-kuma-data", mounts.ClassUnknown, true, "uptime-kuma", false},
+		}, false},
+		{"uptime-kuma-statefulset", []string{filepath.Join(pub, "uptime-kuma-statefulset")}, []mountFacts{
+			{"statefulset/uptime-kuma", "uptime-kuma-data", "template", "uptime-kuma-data-uptime-kuma-*", mounts.ClassUnknown, true, "uptime-kuma", false},
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := analyze(t, manifest.Options{}, c.inputs...)
+			if d := cmp.Diff(c.want, facts(a)); d != "" {
+				t.Errorf("Analyze mounts (-want +got):\n%s", d)
+			}
+			if len(a.Workloads) != 1 || a.Workloads[0].Surge != c.surge {
+				t.Errorf("Analyze workloads = %+v, want one with Surge %v", a.Workloads, c.surge)
+			}
+		})
+	}
+}
+
+func TestAnalyzeHandwritten(t *testing.T) {
+	a := analyze(t, manifest.Options{DataClaims: []string{"jobs/app-db", "nowhere"}}, filepath.Join("testdata", "handwritten"))
+	got := map[string]mountFacts{}
+	for _, f := range facts(a) {
+		got[f.Workload+" "+f.Volume] = f
+	}
+	for k, want := range map[string]mountFacts{
+		"jobs/job/importer db":              {"jobs/job/importer", "db", "claim", "jobs/app-db", mounts.ClassNetwork, true, "", false},
+		"daemonset/per-node data":           {"daemonset/per-node", "data", "hostPath", "", mounts.ClassLocal, true, "uptime-kuma", false},
+		"pod/kuma-backup data":              {"pod/kuma-backup", "data", "claim", "kuma", mounts.ClassLocal, true, "uptime-kuma", true},
+		"git/statefulset/gitea data":        {"git/statefulset/gitea", "data", "template", "git/data-gitea-*", mounts.ClassNetwork, true, "gitea", false},
+		"git/statefulset/gitea cache":       {"git/statefulset/gitea", "cache", "template", "git/cache-gitea-*", mounts.ClassLocal, false, "", false},
+		"vault/deployment/vaultwarden data": {"vault/deployment/vaultwarden", "data", "claim", "vault/vw-data", mounts.ClassNetwork, true, "vaultwarden", false},
+		"notes/deployment/memos data":       {"notes/deployment/memos", "data", "claim", "notes/memos", mounts.ClassUnknown, true, "memos", false},
+	} {
+		if d := cmp.Diff(want, got[k]); d != "" {
+			t.Errorf("Analyze mount %s (-want +got):\n%s", k, d)
+		}
+	}
+	if d := cmp.Diff([]string{"nowhere"}, a.DataClaimsUnused); d != "" {
+		t.Errorf("DataClaimsUnused (-want +got):\n%s", d)
+	}
+	for _, w := range a.Workloads {
+		if w.Key() == "notes/deployment/memos" && (w.Surge || w.MaxSurge != "0") {
+			t.Errorf("memos (maxSurge: 0) = %+v, want no surge", w)
+		}
+	}
+}

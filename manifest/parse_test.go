@@ -1,0 +1,120 @@
+package manifest_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/preflight-sqlite/preflight/manifest"
+)
+
+func TestParse(t *testing.T) {
+	in := `# helm template output starts with comments
+---
+# Source: chart/templates/pvc.yaml
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  namespace: ns
+spec: {accessModes: [ReadWriteOnce]}
+---
+---
+null
+---
+{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "app"}}
+---
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: a}
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: b}
+`
+	objs, err := manifest.Parse(strings.NewReader(in), "in.yaml")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	type got struct {
+		Kind, Name, Namespace string
+		Line                  int
+	}
+	var gs []got
+	for _, o := range objs {
+		gs = append(gs, got{o.Kind, o.Name, o.Namespace, o.At.Line})
+		if o.At.File != "in.yaml" {
+			t.Errorf("object %s: file %q, want in.yaml", o.Name, o.At.File)
+		}
+	}
+	want := []got{
+		{"PersistentVolumeClaim", "data", "ns", 4},
+		{"Deployment", "app", "", 14},
+		{"Pod", "a", "", 19},
+		{"Pod", "b", "", 22},
+	}
+	if d := cmp.Diff(want, gs); d != "" {
+		t.Errorf("Parse objects (-want +got):\n%s", d)
+	}
+	if objs[0].At.Template != "chart/templates/pvc.yaml" || objs[1].At.Template != "" {
+		t.Errorf("Parse templates = %q, %q; want helm's # Source: chart/templates/pvc.yaml on the first only", objs[0].At.Template, objs[1].At.Template)
+	}
+	if !strings.Contains(string(objs[0].JSON), `"accessModes":["ReadWriteOnce"]`) {
+		t.Errorf("Parse JSON of the claim = %s, want its spec", objs[0].JSON)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"- a\n- b\n", "line 1: a document is not a mapping"},
+		{"apiVersion: v1\nmetadata: {name: x}\n", "line 1: a document without kind"},
+		{"kind: Pod\nmetadata: {name: [\n", "parse x.yaml"},
+		{"kind: Pod\n---\nkind: Pod\n1: 2\n", ""}, // integer keys decode as strings
+		{"kind: List\nitems:\n  - metadata: {name: a}\n", "line 3: a list item without kind"},
+	} {
+		_, err := manifest.Parse(strings.NewReader(c.in), "x.yaml")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("Parse(%q) = %v, want no error", c.in, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("Parse(%q) = %v, want an error with %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestParseTooLarge(t *testing.T) {
+	big := strings.NewReader("kind: Pod\n# " + strings.Repeat("x", manifest.MaxInput) + "\n")
+	if _, err := manifest.Parse(big, "-"); !errors.Is(err, manifest.ErrTooLarge) {
+		t.Errorf("Parse of %d bytes = %v, want ErrTooLarge", manifest.MaxInput+12, err)
+	}
+}
+
+// FuzzParse: no panic, and every object Parse returns has a kind. Seeds:
+// every manifest in testdata.
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "*", "*", "*.y*ml"))
+	hand, _ := filepath.Glob(filepath.Join("testdata", "handwritten", "*.yaml"))
+	for _, p := range append(seeds, hand...) {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(string(b))
+		}
+	}
+	f.Add("kind: Pod\nmetadata: {name: a}\n")
+	f.Add("---\nkind: List\nitems: [{kind: Pod}]\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		objs, err := manifest.Parse(strings.NewReader(s), "f")
+		if err == nil {
+			for _, o := range objs {
+				if o.Kind == "" {
+					t.Errorf("Parse(%q) returned an object without kind", s)
+				}
+			}
+		}
+	})
+}

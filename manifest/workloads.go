@@ -1,0 +1,223 @@
+package manifest
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/internal/kubeapi"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+)
+
+// addWorkload records object i when it is a workload kind; other kinds
+// are ignored.
+func (st *store) addWorkload(a *Analysis, i int) error {
+	o := &a.objects[i]
+	w := Workload{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, At: o.At, Replicas: 1, Object: i}
+	var spec kubeapi.PodSpec
+	switch o.Kind {
+	case KindDeployment:
+		d, err := decode[kubeapi.Deployment](o)
+		if err != nil {
+			return err
+		}
+		deployment(&w, d)
+		spec = d.Spec.Template.Spec
+	case KindStatefulSet:
+		s, err := decode[kubeapi.StatefulSet](o)
+		if err != nil {
+			return err
+		}
+		w.Replicas = kubeapi.ReplicaCount(s.Spec.Replicas)
+		w.Strategy = s.Spec.UpdateStrategy.Type
+		if w.Strategy == "" {
+			w.Strategy = kubeapi.StrategyRollingUpdate
+		}
+		spec = s.Spec.Template.Spec
+		for _, t := range s.Spec.VolumeClaimTemplates {
+			at := o.At
+			a.Claims = append(a.Claims, claimOf(t.Metadata.Name, o.Namespace, t.Spec, &at, w.Key(), i))
+			spec.Volumes = templateVolume(spec.Volumes, t.Metadata.Name)
+		}
+	case KindDaemonSet:
+		d, err := decode[kubeapi.DaemonSet](o)
+		if err != nil {
+			return err
+		}
+		w.Replicas, w.PerNode = 0, true
+		spec = d.Spec.Template.Spec
+	case KindReplicaSet:
+		r, err := decode[kubeapi.ReplicaSet](o)
+		if err != nil {
+			return err
+		}
+		w.Replicas = kubeapi.ReplicaCount(r.Spec.Replicas)
+		spec = r.Spec.Template.Spec
+	case KindJob:
+		j, err := decode[kubeapi.Job](o)
+		if err != nil {
+			return err
+		}
+		w.Replicas = kubeapi.ReplicaCount(j.Spec.Parallelism)
+		spec = j.Spec.Template.Spec
+	case KindCronJob:
+		j, err := decode[kubeapi.CronJob](o)
+		if err != nil {
+			return err
+		}
+		cronJob(&w, j)
+		spec = j.Spec.JobTemplate.Spec.Template.Spec
+	case KindPod:
+		p, err := decode[kubeapi.Pod](o)
+		if err != nil {
+			return err
+		}
+		spec = p.Spec
+	default:
+		return nil
+	}
+	a.Workloads = append(a.Workloads, w)
+	st.templates = append(st.templates, podTemplate{index: len(a.Workloads) - 1, spec: spec})
+	return nil
+}
+
+// deployment sets a Deployment's replicas and update strategy.
+func deployment(w *Workload, d *kubeapi.Deployment) {
+	w.Replicas = kubeapi.ReplicaCount(d.Spec.Replicas)
+	w.Strategy = d.Spec.Strategy.Type
+	if w.Strategy == "" {
+		w.Strategy = kubeapi.StrategyRollingUpdate
+	}
+	w.Surge = d.Spec.Strategy.SurgesNewPod()
+	if ru := d.Spec.Strategy.RollingUpdate; ru != nil && ru.MaxSurge != nil {
+		w.MaxSurge = intOrString(*ru.MaxSurge)
+	}
+}
+
+// cronJob sets a CronJob's parallelism and concurrency policy.
+func cronJob(w *Workload, j *kubeapi.CronJob) {
+	w.Replicas = kubeapi.ReplicaCount(j.Spec.JobTemplate.Spec.Parallelism)
+	w.Strategy = j.Spec.ConcurrencyPolicy
+	if w.Strategy == "" {
+		w.Strategy = "Allow"
+	}
+	w.Overlap = w.Strategy == "Allow"
+}
+
+// templateVolume gives a StatefulSet's pod spec the volume its
+// volumeClaimTemplate name makes (the containers mount it by that name),
+// in place of a pod volume of the same name, which the template overrides.
+func templateVolume(vols []kubeapi.Volume, name string) []kubeapi.Volume {
+	out := slices.DeleteFunc(slices.Clone(vols), func(v kubeapi.Volume) bool { return v.Name == name })
+	return append(out, kubeapi.Volume{Name: name, PersistentVolumeClaim: &kubeapi.PersistentVolumeClaimSource{ClaimName: name}})
+}
+
+func intOrString(v kubeapi.IntOrString) string {
+	if v.IsString {
+		return v.Str
+	}
+	return strconv.Itoa(v.Int)
+}
+
+// addMounts records every volume of workload wi's pod spec that a
+// container (or init container) mounts.
+func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Options) {
+	w := &a.Workloads[wi]
+	containers := append(append([]kubeapi.Container{}, spec.InitContainers...), spec.Containers...)
+	for _, v := range spec.Volumes {
+		m := Mount{Workload: wi, Volume: v.Name, Claim: -1, ReadOnly: true}
+		for _, c := range containers {
+			for _, vm := range c.VolumeMounts {
+				if vm.Name != v.Name {
+					continue
+				}
+				m.Containers = append(m.Containers, c.Name)
+				m.Paths = append(m.Paths, vm.MountPath)
+				m.ReadOnly = m.ReadOnly && vm.ReadOnly
+				if app, why := a.catalogued(opts, c, vm); app != "" && m.App == "" {
+					m.App, m.Why = app, why
+				}
+			}
+		}
+		if len(m.Containers) == 0 {
+			continue
+		}
+		a.source(st, w, &m, &v)
+		m.SQLite = m.App != ""
+		if m.Claim >= 0 {
+			for _, dc := range opts.DataClaims {
+				if claimNamed(&a.Claims[m.Claim], dc) && !m.SQLite {
+					m.SQLite, m.Why = true, "--data-claim "+dc
+				}
+			}
+		}
+		a.Mounts = append(a.Mounts, m)
+	}
+}
+
+// catalogued returns the catalogue application whose data directory
+// container c mounts with vm, and why, or "".
+func (a *Analysis) catalogued(opts Options, c kubeapi.Container, vm kubeapi.VolumeMount) (string, string) {
+	if opts.Catalogue == nil {
+		return "", ""
+	}
+	app, how := opts.Catalogue.MatchHow(c.Image)
+	if app == nil {
+		return "", ""
+	}
+	for _, d := range app.DataDirs {
+		if dataDirHeld(vm.MountPath, d) {
+			why := fmt.Sprintf("%s's data directory %s in container %s, image %s", app.Name, d, c.Name, c.Image)
+			if how == compose.MatchName {
+				why = fmt.Sprintf("%s's data directory %s in container %s, image %s, matched by its name", app.Name, d, c.Name, c.Image)
+			}
+			return app.Name, why
+		}
+	}
+	return "", ""
+}
+
+// source sets the mount's source, claim and storage from pod volume v.
+func (a *Analysis) source(st *store, w *Workload, m *Mount, v *kubeapi.Volume) {
+	switch {
+	case v.PersistentVolumeClaim != nil:
+		m.Source = "claim"
+		m.ReadOnly = m.ReadOnly || v.PersistentVolumeClaim.ReadOnly
+		name := v.PersistentVolumeClaim.ClaimName
+		for i := range a.Claims {
+			c := &a.Claims[i]
+			if c.Template == w.Key() && c.Name == name && w.Kind == KindStatefulSet {
+				m.Source, m.Claim = "template", i
+				return
+			}
+		}
+		m.Claim = a.claimIndex(st, name, w.Namespace)
+	case v.Ephemeral != nil:
+		m.Source = "ephemeral"
+		m.Storage = kubeapi.Storage{Source: "ephemeral", Class: mounts.ClassUnknown}
+	default:
+		s, _ := kubeapi.ClassifyVolume(v)
+		m.Storage = s
+		m.Source = s.Source
+		if m.Source == "" {
+			m.Source = "other"
+		}
+	}
+}
+
+// claimIndex finds the claim a workload in namespace ns mounts as name
+// (a claim without a namespace, as helm template prints them, matches
+// any), adding one that is not in the input.
+func (a *Analysis) claimIndex(st *store, name, ns string) int {
+	for i := range a.Claims {
+		c := &a.Claims[i]
+		if c.Template == "" && c.Name == name && (c.Namespace == ns || c.Namespace == "" || ns == "") {
+			return i
+		}
+	}
+	c := Claim{Name: name, Namespace: ns, Object: -1}
+	st.resolve(&c)
+	a.Claims = append(a.Claims, c)
+	return len(a.Claims) - 1
+}

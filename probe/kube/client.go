@@ -1,0 +1,258 @@
+package kube
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MaxBody is the most the probe reads of one API response body, in bytes
+// (16 MiB, as the Docker probe: a page of PageSize pods is well under
+// 1 MiB). A longer body is an error wrapping ErrBodyTooLarge, never a
+// silently truncated answer.
+const MaxBody = 16 << 20
+
+// PageSize is the limit= of every list request: memory is bounded by one
+// page, whatever the namespace holds.
+const PageSize = 250
+
+// MaxPages bounds how many pages one list follows (PageSize*MaxPages
+// objects); a server that hands out continue tokens for ever makes the
+// list an error (ErrTooManyPages), not an endless loop.
+const MaxPages = 400
+
+// ErrBodyTooLarge is returned (wrapped) when a response body is longer
+// than MaxBody.
+var ErrBodyTooLarge = fmt.Errorf("kubernetes API response body longer than %d MiB", MaxBody>>20)
+
+// ErrTooManyPages is returned (wrapped) when a list has more than
+// MaxPages pages, or a continue token repeats.
+var ErrTooManyPages = errors.New("kubernetes API list did not end")
+
+// APIError is a response with a status code other than 200: 401
+// (Unauthorized), 403 (Forbidden: RBAC denied Verb on Resource), 404.
+type APIError struct {
+	Code      int
+	Verb      string
+	Resource  string
+	Namespace string
+	Name      string
+	Message   string
+}
+
+func (e *APIError) Error() string {
+	what := e.Resource
+	if e.Name != "" {
+		what += " " + e.Name
+	}
+	if e.Namespace != "" {
+		what += " in namespace " + e.Namespace
+	}
+	return fmt.Sprintf("%s %s: HTTP %d: %s", e.Verb, what, e.Code, e.Message)
+}
+
+// client is a GET-only Kubernetes REST client: one server, a CA pool, and
+// a bearer token (re-read from its file when it changes) or a client
+// certificate.
+type client struct {
+	server    *url.URL
+	http      *http.Client
+	tokenFile string
+	mu        sync.Mutex
+	token     string
+	tokenFI   os.FileInfo
+}
+
+// newClient builds the client for cfg; perRequest bounds each request
+// (dial, TLS, headers and body).
+func newClient(cfg *Config, perRequest time.Duration) (*client, error) {
+	u, err := url.Parse(cfg.Server)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("parse server %q: not a URL", cfg.Server)
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.Insecure} //nolint:gosec // only when the kubeconfig says insecure-skip-tls-verify
+	if len(cfg.CAData) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(cfg.CAData) {
+			return nil, errors.New("read CA: no PEM certificate")
+		}
+		tc.RootCAs = pool
+	}
+	if len(cfg.CertData) > 0 {
+		cert, err := clientCertificate(cfg.CertData, cfg.KeyData)
+		if err != nil {
+			return nil, fmt.Errorf("read client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	d := &net.Dialer{Timeout: perRequest}
+	tr := &http.Transport{
+		DialContext: d.DialContext, TLSClientConfig: tc, TLSHandshakeTimeout: perRequest,
+		ResponseHeaderTimeout: perRequest, MaxIdleConns: 2, IdleConnTimeout: 5 * time.Second,
+		Proxy: nil,
+	}
+	return &client{server: u, http: &http.Client{Transport: tr, Timeout: perRequest},
+		tokenFile: cfg.TokenFile, token: cfg.Token}, nil
+}
+
+func (c *client) close() { c.http.CloseIdleConnections() }
+
+// bearer returns the token, re-reading TokenFile when it is another file
+// or its modification time changed (the kubelet rotates projected tokens
+// by swapping the ..data symlink to a new directory).
+func (c *client) bearer() (string, error) {
+	if c.tokenFile == "" {
+		return c.token, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fi, err := os.Stat(c.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("read token: %w", err)
+	}
+	if c.tokenFI != nil && os.SameFile(fi, c.tokenFI) && fi.ModTime().Equal(c.tokenFI.ModTime()) {
+		return c.token, nil
+	}
+	b, err := readBounded(c.tokenFile, 64<<10)
+	if err != nil {
+		return "", fmt.Errorf("read token: %w", err)
+	}
+	c.token, c.tokenFI = strings.TrimSpace(string(b)), fi
+	return c.token, nil
+}
+
+// get decodes the JSON object at apiPath (with query q) into out. verb,
+// resource, ns and name describe the request for errors.
+func (c *client) get(ctx context.Context, apiPath string, q url.Values, out any, verb, resource, ns, name string) error {
+	u := *c.server
+	u.Path = strings.TrimSuffix(u.Path, "/") + apiPath
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "preflight")
+	tok, err := c.bearer()
+	if err != nil {
+		return err
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body := &limitBody{r: resp.Body, left: MaxBody}
+	if resp.StatusCode != http.StatusOK {
+		var st struct {
+			Message string `json:"message"`
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(b, &st) != nil || st.Message == "" {
+			st.Message = strings.TrimSpace(http.StatusText(resp.StatusCode))
+		}
+		return &APIError{Code: resp.StatusCode, Verb: verb, Resource: resource, Namespace: ns, Name: name, Message: st.Message}
+	}
+	if err := json.NewDecoder(body).Decode(out); err != nil {
+		if errors.Is(err, ErrBodyTooLarge) {
+			return err
+		}
+		return fmt.Errorf("decode %s %s: %w", verb, resource, err)
+	}
+	return nil
+}
+
+// limitBody reads at most left bytes; a read past that returns
+// ErrBodyTooLarge, so the decoder fails instead of seeing a short body.
+type limitBody struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *limitBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.r.Read(one[:]); n > 0 {
+			return 0, ErrBodyTooLarge
+		} else if err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// page is one list page: the continue token and the items, decoded one at
+// a time by each.
+type page[T any] struct {
+	Metadata struct {
+		Continue string `json:"continue"`
+	} `json:"metadata"`
+	Items []T `json:"items"`
+}
+
+// list follows limit/continue over apiPath and calls each for every item;
+// at most one page is held in memory. Stops at MaxPages or a repeated
+// continue token (ErrTooManyPages).
+func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, each func(*T)) error {
+	cont := ""
+	seen := map[string]bool{}
+	for range MaxPages {
+		q := url.Values{"limit": {fmt.Sprint(PageSize)}}
+		if cont != "" {
+			q.Set("continue", cont)
+		}
+		var p page[T]
+		if err := c.get(ctx, apiPath, q, &p, "list", resource, ns, ""); err != nil {
+			return err
+		}
+		for i := range p.Items {
+			each(&p.Items[i])
+		}
+		if p.Metadata.Continue == "" {
+			return nil
+		}
+		if seen[p.Metadata.Continue] {
+			return fmt.Errorf("list %s: continue token repeats: %w", resource, ErrTooManyPages)
+		}
+		seen[p.Metadata.Continue] = true
+		cont = p.Metadata.Continue
+	}
+	return fmt.Errorf("list %s: more than %d pages: %w", resource, MaxPages, ErrTooManyPages)
+}
+
+// readBounded reads at most max bytes of name; a longer file is an error.
+func readBounded(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is longer than %d bytes", name, max)
+	}
+	return b, nil
+}

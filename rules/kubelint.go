@@ -1,0 +1,364 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/preflight-sqlite/preflight/internal/kubeapi"
+	"github.com/preflight-sqlite/preflight/internal/shell"
+	"github.com/preflight-sqlite/preflight/manifest"
+	"github.com/preflight-sqlite/preflight/policy"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/report"
+)
+
+// manifestRules judge Kubernetes manifests (preflight kube), one workload
+// volume that holds SQLite data at a time (Report.Kube.Mounts, subject
+// km); appended to rules in init. Each finding names the object and, where
+// a JSON merge patch fixes it, carries that patch (kubePatches).
+var manifestRules = []rule{
+	{
+		Rule: Rule{RollingUpdateOnSQLiteClaim, LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem)"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			w := kubeWorkload(s)
+			if !kubeWriter(s) || w.Kind != manifest.KindDeployment || !w.Surge || !kubeShared(s.km) {
+				return "", "", false
+			}
+			surge := "maxSurge " + w.MaxSurge
+			if w.MaxSurge == "" {
+				surge = "maxSurge 25%, the default, which rounds up to one pod"
+			}
+			return fmt.Sprintf("%s updates by %s (%s) and mounts %s (%s): every rollout starts the new pod while the old one still has the database open; on one node that is two writers of one database, on two nodes a ReadWriteOnce claim holds the new pod at Multi-Attach, and on a shared network volume %s",
+				w.Key(), w.Strategy, surge, kubeVolumeWhat(s), s.km.Why, kubeTwoKernels(s)), kubeLevel(s), true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Stop the old pod before the new one starts: strategy Recreate (the patch below; kubectl rollout restart follows it too). Recreate does not cover evictions through the Eviction API (a drain): give the claim ReadWriteOncePod where the storage driver supports it, or run the application as a StatefulSet with replicas: 1.",
+			}
+		},
+	},
+	{
+		Rule: Rule{ReplicasOnSQLiteClaim, LevelWarn, "kube: a Deployment, StatefulSet, ReplicaSet or Job runs more than one pod (replicas or parallelism above 1) on one volume that holds SQLite data (error on a network filesystem)"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			w := kubeWorkload(s)
+			if !kubeWriter(s) || w.PerNode || w.Kind == manifest.KindPod || w.Replicas <= 1 || !kubeShared(s.km) {
+				return "", "", false
+			}
+			what := "replicas"
+			if w.Kind == manifest.KindJob || w.Kind == manifest.KindCronJob {
+				what = "parallelism"
+			}
+			return fmt.Sprintf("%s runs %s: %d and every pod mounts %s (%s): %d processes write one database at once, and on a shared network volume %s",
+				w.Key(), what, w.Replicas, kubeVolumeWhat(s), s.km.Why, w.Replicas, kubeTwoKernels(s)), kubeLevel(s), true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Run one pod: the patch below (replicas: 1; a Job: parallelism: 1). SQLite applications are single-instance: scale by giving each instance its own claim (a StatefulSet's volumeClaimTemplates), not by sharing one.",
+			}
+		},
+	},
+	{
+		Rule: Rule{CronjobOverlapOnSQLiteClaim, LevelWarn, "kube: a CronJob whose runs may overlap (concurrencyPolicy Allow, the default) mounts a shared volume that holds SQLite data: a run that outlasts its interval has the next one start beside it (error on a network filesystem)"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			w := kubeWorkload(s)
+			if !kubeWriter(s) || w.Kind != manifest.KindCronJob || !w.Overlap || !kubeShared(s.km) {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s has concurrencyPolicy %s and mounts %s (%s): a run still going when the next is due is joined by it, two writers of one database, and on a shared network volume %s",
+				w.Key(), w.Strategy, kubeVolumeWhat(s), s.km.Why, kubeTwoKernels(s)), kubeLevel(s), true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Never run two at once: concurrencyPolicy Forbid (the patch below) skips a run while the previous one goes on; Replace stops the previous one first, which may interrupt a transaction mid-way.",
+			}
+		},
+	},
+	{
+		Rule: Rule{RWXOnNetworkClass, LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn RWX, ...): pods on several nodes may write it, and their locks never meet (warn for a StatefulSet's volumeClaimTemplate, a claim per replica, and when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			c := kubeClaim(s)
+			if !kubeWriter(s) || c == nil || !slices.Contains(c.AccessModes, kubeapi.ReadWriteMany) || !kubeFirstOfClaim(s) {
+				return "", "", false
+			}
+			switch c.Storage.Class {
+			case mounts.ClassNetwork:
+				if c.Template != "" {
+					return fmt.Sprintf("the volumeClaimTemplate %s of %s asks for ReadWriteMany on a network filesystem (%s%s) for %s: each replica has a claim of its own, but ReadWriteMany lets any other pod, on any node, mount it beside the replica, and their locks never meet",
+						c.Name, kubeWorkload(s).Key(), c.StorageFrom, kubeDriver(c.Storage), s.km.Why), LevelWarn, true
+				}
+				return fmt.Sprintf("claim %s (%s) asks for ReadWriteMany on a network filesystem (%s%s) and %s mounts it (%s): pods on other nodes are other kernels, whose POSIX locks and WAL shared memory never meet, so two of them corrupt the database",
+					c.Key(), kubeClaimWhere(c), c.StorageFrom, kubeDriver(c.Storage), kubeWorkload(s).Key(), s.km.Why), "", true
+			case mounts.ClassUnknown:
+				return fmt.Sprintf("claim %s (%s) asks for ReadWriteMany and %s mounts it (%s); its storage is unknown here (%s), and ReadWriteMany is offered only by shared filesystems (NFS, CephFS, EFS, Azure Files, Longhorn's NFS share), where pods on other nodes write the database without locks that meet",
+					c.Key(), kubeClaimWhere(c), kubeWorkload(s).Key(), s.km.Why, c.StorageFrom), LevelWarn, true
+			}
+			return "", "", false
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Give the database a claim one pod at a time can write: ReadWriteOncePod (CSI drivers; ReadWriteOnce for in-tree volumes, which a node does not enforce on NFS) on a block StorageClass (a local disk, EBS, a Persistent Disk, Ceph RBD, Longhorn ReadWriteOnce). A claim's access modes cannot change once it exists: edit the manifest as the patch below does, create the claim under a new name and copy the data once with preflight migrate while the application is stopped.",
+				"If the data must stay on the share: one writer pod (replicas: 1, strategy Recreate) and journal_mode=DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete).",
+			}
+		},
+	},
+	{
+		Rule: Rule{DaemonsetOnSQLiteClaim, LevelError, "kube: a DaemonSet (one pod on every node) mounts a shared volume that holds SQLite data: every node's pod writes the one database from its own kernel"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			w := kubeWorkload(s)
+			if !kubeWriter(s) || !w.PerNode || !kubeShared(s.km) || s.km.Source == "hostPath" {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s runs a pod on every node and each mounts %s (%s): one writer per node, each on its own kernel, whose locks never meet; a ReadWriteOnce claim instead holds every pod but one at Multi-Attach",
+				w.Key(), kubeVolumeWhat(s), s.km.Why), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Run the application as a Deployment with replicas: 1 and strategy Recreate (or a StatefulSet with replicas: 1); a DaemonSet that needs a database per node keeps it on the node (hostPath, a local PersistentVolume), never on one shared claim.",
+			}
+		},
+	},
+	{
+		Rule: Rule{SharedSQLiteClaim, LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem)"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			c := kubeClaim(s)
+			if !kubeWriter(s) || c == nil || c.Template != "" || !kubeFirstOfClaim(s) {
+				return "", "", false
+			}
+			others := kubeOtherWriters(s)
+			if len(others) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("claim %s (%s) is mounted read-write by %s and by %s: each is another writer of the database, and on a shared network volume %s",
+				c.Key(), s.km.Why, kubeWorkload(s).Key(), strings.Join(others, ", "), kubeTwoKernels(s)), kubeLevel(s), true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Give the database one writing workload; mount the claim with readOnly: true in the others (a backup sidecar such as litestream that is meant to share it belongs in the writer's pod, or --ignore shared-sqlite-claim).",
+			}
+		},
+	},
+}
+
+// kubePatches give, for a finding ID, the JSON merge patch that fixes it
+// (nil when none does); evaluateManifests attaches it to the finding.
+var kubePatches = map[ID]func(s subject) *report.KubePatch{
+	RollingUpdateOnSQLiteClaim: func(s subject) *report.KubePatch {
+		return workloadPatch(s, `{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}`)
+	},
+	ReplicasOnSQLiteClaim: func(s subject) *report.KubePatch {
+		switch kubeWorkload(s).Kind {
+		case manifest.KindJob:
+			return workloadPatch(s, `{"spec":{"parallelism":1}}`)
+		case manifest.KindCronJob:
+			return workloadPatch(s, `{"spec":{"jobTemplate":{"spec":{"parallelism":1}}}}`)
+		}
+		return workloadPatch(s, `{"spec":{"replicas":1}}`)
+	},
+	RWXOnNetworkClass: claimPatch,
+	CronjobOverlapOnSQLiteClaim: func(s subject) *report.KubePatch {
+		return workloadPatch(s, `{"spec":{"concurrencyPolicy":"Forbid"}}`)
+	},
+}
+
+// evaluateManifests runs the kube rules over every mount of r.Manifests, in table
+// order per mount, attaching each finding's patch.
+func evaluateManifests(r *Report, base subject) []Finding {
+	var out []Finding
+	for i := range r.Manifests.Mounts {
+		for _, rl := range table {
+			if rl.scope != ScopeManifest {
+				continue
+			}
+			s := base
+			s.km = &r.Manifests.Mounts[i]
+			n := len(out)
+			out = appendMatch(out, rl, s)
+			if p := kubePatches[rl.ID]; len(out) > n && p != nil {
+				out[n].Patch = p(s)
+			}
+		}
+	}
+	return out
+}
+
+func kubeWorkload(s subject) *manifest.Workload { return &s.r.Manifests.Workloads[s.km.Workload] }
+
+// kubeClaim is the mount's claim, or nil for a volume that is not one.
+func kubeClaim(s subject) *manifest.Claim {
+	if s.km.Claim < 0 {
+		return nil
+	}
+	return &s.r.Manifests.Claims[s.km.Claim]
+}
+
+// kubeWriter reports whether the mount holds SQLite data read-write.
+func kubeWriter(s subject) bool { return s.km.SQLite && !s.km.ReadOnly }
+
+// kubeShared reports whether every pod of the workload mounts the same
+// storage: a claim, an nfs or csi volume, a hostPath (shared by the pods
+// of one node); not a claim per pod or replica, nor an emptyDir.
+func kubeShared(m *manifest.Mount) bool {
+	switch m.Source {
+	case "claim", "nfs", "csi", "hostPath":
+		return true
+	}
+	return false
+}
+
+// manifestClass is the class of the storage behind the mount.
+func manifestClass(s subject) mounts.Class {
+	if c := kubeClaim(s); c != nil {
+		return c.Storage.Class
+	}
+	return s.km.Storage.Class
+}
+
+// kubeLevel is error when the mount's storage is a network (or other
+// WAL-unsafe) filesystem, else the rule's level.
+func kubeLevel(s subject) Level {
+	if policy.WALUnsafe(manifestClass(s)) {
+		return LevelError
+	}
+	return ""
+}
+
+// kubeTwoKernels says what the mount's storage makes of two writers.
+func kubeTwoKernels(s subject) string {
+	switch c := manifestClass(s); {
+	case policy.WALUnsafe(c):
+		return "(this one: " + string(c) + ") pods on two nodes are two kernels whose locks never meet, which corrupts a WAL database"
+	case c == mounts.ClassUnknown:
+		return "(this one's storage is unknown here) pods on two nodes are two kernels whose locks never meet, which corrupts a WAL database"
+	}
+	return "pods on two nodes would be two kernels whose locks never meet"
+}
+
+func kubeVolumeWhat(s subject) string {
+	if c := kubeClaim(s); c != nil {
+		return fmt.Sprintf("claim %s (volume %s; %s)", c.Key(), s.km.Volume, kubeClaimWhere(c))
+	}
+	return fmt.Sprintf("%s volume %s", s.km.Source, s.km.Volume)
+}
+
+// kubeClaimWhere says what backs a claim.
+func kubeClaimWhere(c *manifest.Claim) string {
+	if c.Storage.Class == mounts.ClassUnknown {
+		return "storage unknown: " + c.StorageFrom
+	}
+	return fmt.Sprintf("%s, from %s", c.Storage.Class, c.StorageFrom)
+}
+
+func kubeDriver(st kubeapi.Storage) string {
+	switch {
+	case st.Driver != "":
+		return ", driver " + st.Driver
+	case st.NFSServer != "":
+		return ", NFS " + st.NFSServer + ":" + st.NFSPath
+	}
+	return ""
+}
+
+// kubeFirstOfClaim reports whether the subject is the first writer mount
+// of its claim: claim-wide findings are reported once, there.
+func kubeFirstOfClaim(s subject) bool {
+	for i := range s.r.Manifests.Mounts {
+		m := &s.r.Manifests.Mounts[i]
+		if m.Claim == s.km.Claim && m.SQLite && !m.ReadOnly {
+			return m == s.km
+		}
+	}
+	return false
+}
+
+// kubeOtherWriters names the other workloads that mount the subject's
+// claim read-write.
+func kubeOtherWriters(s subject) []string {
+	var out []string
+	for i := range s.r.Manifests.Mounts {
+		m := &s.r.Manifests.Mounts[i]
+		if m.Claim != s.km.Claim || m.ReadOnly || m.Workload == s.km.Workload {
+			continue
+		}
+		if k := s.r.Manifests.Workloads[m.Workload].Key(); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// workloadPatch is a merge patch of the subject's workload, which kubectl
+// patch applies to the live object.
+func workloadPatch(s subject, patch string) *report.KubePatch {
+	w := kubeWorkload(s)
+	cmd := fmt.Sprintf("kubectl patch %s %s", strings.ToLower(w.Kind), shell.Quote(w.Name))
+	if w.Namespace != "" {
+		cmd += " -n " + shell.Quote(w.Namespace)
+	}
+	cmd += " --type merge -p " + shell.Quote(patch)
+	return &report.KubePatch{Kind: w.Kind, Name: w.Name, Namespace: w.Namespace, At: w.At, Merge: json.RawMessage(patch), Live: true, Command: cmd}
+}
+
+// claimPatch is the merge patch that gives the subject's claim (or its
+// StatefulSet's volumeClaimTemplates) one writer's access mode. Access
+// modes cannot change on a created claim: the patch is for the manifest
+// (kubectl patch --local -f FILE when the file holds that object alone).
+func claimPatch(s subject) *report.KubePatch {
+	c := kubeClaim(s)
+	o := s.r.Manifests.Object(c.Object)
+	if o == nil {
+		return nil
+	}
+	mode := kubeapi.ReadWriteOncePod
+	if c.Storage.Source == "nfs" {
+		mode = kubeapi.ReadWriteOnce // in-tree NFS has no ReadWriteOncePod
+	}
+	var patch []byte
+	if c.Template != "" {
+		patch = templatesPatch(o, c.Name, mode)
+	} else {
+		patch, _ = json.Marshal(map[string]any{"spec": map[string]any{"accessModes": []string{mode}}})
+	}
+	if patch == nil {
+		return nil
+	}
+	p := &report.KubePatch{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, At: o.At, Merge: patch}
+	if n := s.r.Manifests.ObjectsIn(o.At.File); n == 1 && o.At.File != "-" {
+		p.Command = fmt.Sprintf("kubectl patch --local -f %s --type merge -p %s -o yaml", shell.Quote(o.At.File), shell.Quote(string(patch)))
+	}
+	return p
+}
+
+// templatesPatch returns the merge patch that sets the access modes of
+// the StatefulSet's volumeClaimTemplate name: a merge patch replaces a
+// list whole, so the patch holds every template, as written, with that
+// one changed. Nil when the object does not decode.
+func templatesPatch(o *manifest.Object, name, mode string) []byte {
+	var obj struct {
+		Spec struct {
+			Templates []map[string]any `json:"volumeClaimTemplates"`
+		} `json:"spec"`
+	}
+	if json.Unmarshal(o.JSON, &obj) != nil {
+		return nil
+	}
+	for _, t := range obj.Spec.Templates {
+		md, _ := t["metadata"].(map[string]any)
+		spec, _ := t["spec"].(map[string]any)
+		if md != nil && spec != nil && md["name"] == name {
+			spec["accessModes"] = []string{mode}
+		}
+	}
+	b, err := json.Marshal(map[string]any{"spec": map[string]any{"volumeClaimTemplates": obj.Spec.Templates}})
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// ManifestClass is the class of the storage behind workload volume i of
+// r.Manifests (manifestClass).
+func ManifestClass(r *Report, i int) mounts.Class {
+	return manifestClass(subject{r: r, km: &r.Manifests.Mounts[i]})
+}
