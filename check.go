@@ -1,9 +1,10 @@
 // Package preflight checks that the SQLite databases in a data directory are
 // safe where they are: it classifies the filesystem that holds each data
 // directory (probe/mounts), reads each database's journal mode from its
-// header (probe/sqlitefile), and turns those facts into findings through one
-// rules table (rules.go). Check is the only entry point; the CLI in
-// cmd/preflight renders its Report.
+// header (probe/sqlitefile), runs the live-writer and health probes, and
+// turns those facts into findings through the one rules table (package
+// rules). Check (and CheckCompose for compose projects) is the only entry
+// point; the CLI in cmd/preflight renders its Report.
 package preflight
 
 import (
@@ -14,15 +15,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // ErrNoPaths is returned by Check when Options.Paths is empty.
@@ -100,7 +103,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 			}
 		}
 	}
-	r := &Report{Schema: Schema, Probes: map[string]string{}}
+	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{}}
 	var inContainer []containerPath
 	if opts.Container != "" {
 		paths, cps, err := inspectContainer(ctx, r, opts)
@@ -113,62 +116,13 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		opts.Writers.Docker.HostPaths = true
 		opts.Writers.Kube.Mode = kube.ModeOff // host paths: no pod's volumeMounts hold them
 	}
-
-	// Phase 1: everything that reads this machine's files, path by path,
-	// each guarded by the responsiveness check.
-	seen := map[[2]uint64]bool{}
-	var holding, under []string
-	for i, p := range opts.Paths {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var d DataDir
-		switch {
-		case inContainer != nil && inContainer[i].local == "":
-			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, saved: true}
-		case inContainer != nil:
-			d = discoverBounded(ctx, inContainer[i].local, false, opts)
-			d.ContainerPath = p
-		default:
-			d = discoverBounded(ctx, p, saved, opts)
-		}
-		d.dedupe(seen)
-		h, u := d.lookups()
-		holding, under = append(holding, h...), append(under, u...)
-		r.DataDirs = append(r.DataDirs, d)
+	holding, under, err := discoverAll(ctx, r, opts, inContainer)
+	if err != nil {
+		return nil, err
 	}
-
-	// Phase 2: the mount table, then the classification of every directory
-	// and database.
-	table := opts.MountTable
-	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: saved}
-	if table == nil {
-		r.MountTable.Source = "/proc/self/mountinfo"
-		// One read serves the Docker probe too: it finds our container
-		// from the mounts of SelfFiles.
-		t, err := mounts.ReadSelfFor(append(holding, docker.SelfFiles...), under)
-		if err != nil {
-			r.MountTable.Error = err.Error()
-		} else {
-			table = t
-			opts.Writers.Docker.MountTable = t
-			opts.Writers.Kube.MountTable = t
-		}
-	}
-	if table != nil {
-		r.MountTable.Format = table.Format
-		r.MountTable.Mounts = len(table.Mounts)
-		r.MountTable.Skipped = table.Skipped
-		r.Probes["mounts"] = "ran"
-	} else {
-		r.Probes["mounts"] = "failed"
-	}
-	r.Probes["sqlitefile"] = "ran"
-	for i := range r.DataDirs {
-		d := &r.DataDirs[i]
-		if d.Mount == nil {
-			classify(d, table, r.MountTable.Error)
-		}
+	if t := classifyAll(r, opts, holding, under); t != nil {
+		// One read serves the Docker and Kubernetes probes too.
+		opts.Writers.Docker.MountTable, opts.Writers.Kube.MountTable = t, t
 	}
 
 	// Phase 3: live writers (raw reads first), health, the rules.
@@ -178,23 +132,88 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Health.ProbeFS {
 		probeFilesystems(r)
 	}
-	r.Findings = evaluate(r, opts)
-	for i := range r.Findings {
-		if slices.Contains(opts.Ignore, r.Findings[i].ID) {
-			r.Findings[i].Level = LevelInfo
-			r.Findings[i].Ignored = true
-		}
-	}
-	if r.Findings == nil {
-		r.Findings = []Finding{}
-	}
-	r.Verdict = verdictOf(r.Worst())
+	r.Findings = judge(r, rules.Input{
+		Starting: opts.Writers.Starting, Converted: opts.Writers.Converted,
+		DockerRequired:      opts.Writers.Docker.Mode == docker.ModeRequired,
+		KubeRequired:        opts.Writers.Kube.Mode == kube.ModeRequired,
+		JournalModeExported: opts.JournalModeExported,
+	}, opts.Ignore)
+	r.Verdict = report.VerdictOf(r.Worst())
 	r.FSClass = kubeWorst(r, worstClass(r.DataDirs))
 	r.JournalMode = "wal"
-	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown || anySingleFileMount(r.DataDirs) || anyUnexamined(r.DataDirs) {
+	if policy.PreferDelete(r.FSClass) || anySingleFileMount(r.DataDirs) || anyUnexamined(r.DataDirs) {
 		r.JournalMode = "delete"
 	}
 	return r, nil
+}
+
+// discoverAll is phase 1 of Check: everything that reads this machine's
+// files, path by path, each guarded by the responsiveness check. It adds
+// a DataDir to r per path and returns the paths whose mounts the mount
+// table must hold (holding) or whose submounts it must keep (under); the
+// error is ctx's.
+func discoverAll(ctx context.Context, r *Report, opts Options, inContainer []containerPath) (holding, under []string, err error) {
+	saved := opts.MountTable != nil
+	seen := map[[2]uint64]bool{}
+	for i, p := range opts.Paths {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		var d DataDir
+		switch {
+		case inContainer != nil && inContainer[i].local == "":
+			d = DataDir{Path: p, Mount: inContainer[i].mount, Databases: []Database{}, Saved: true}
+		case inContainer != nil:
+			d = discoverBounded(ctx, inContainer[i].local, false, opts)
+			d.ContainerPath = p
+		default:
+			d = discoverBounded(ctx, p, saved, opts)
+		}
+		dedupe(&d, seen)
+		h, u := lookups(&d)
+		holding, under = append(holding, h...), append(under, u...)
+		r.DataDirs = append(r.DataDirs, d)
+	}
+	return holding, under, nil
+}
+
+// classifyAll is phase 2 of Check: the mount table (opts.MountTable, or
+// the lines of /proc/self/mountinfo that can hold the paths holding and
+// under, and docker.SelfFiles), then the classification of every
+// directory and database. It returns the table it read from
+// /proc/self/mountinfo, for the Docker and Kubernetes probes; nil for a
+// saved table or when it could not be read.
+func classifyAll(r *Report, opts Options, holding, under []string) *mounts.Table {
+	table := opts.MountTable
+	var read *mounts.Table
+	r.MountTable = MountTable{Source: opts.MountTableSource, Saved: table != nil}
+	if table == nil {
+		r.MountTable.Source = "/proc/self/mountinfo"
+		// One read serves the Docker probe too: it finds our container
+		// from the mounts of SelfFiles.
+		t, err := mounts.ReadSelfFor(append(holding, docker.SelfFiles...), under)
+		if err != nil {
+			r.MountTable.Error = err.Error()
+		} else {
+			table, read = t, t
+		}
+	}
+	if table != nil {
+		r.MountTable.Format = table.Format
+		r.MountTable.Mounts = len(table.Mounts)
+		r.MountTable.Skipped = table.Skipped
+		r.Probes["mounts"] = report.ProbeRan
+	} else {
+		r.Probes["mounts"] = report.ProbeFailed
+	}
+	r.Probes["sqlitefile"] = report.ProbeRan
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		if d.Mount == nil {
+			classify(d, table, r.MountTable.Error)
+		}
+	}
+	return read
 }
 
 // listable reports why the directory dir cannot be listed (open, or read
@@ -233,7 +252,7 @@ func discoverBounded(ctx context.Context, p string, saved bool, opts Options) Da
 
 // dedupe drops databases already reported under an earlier path (same
 // device and inode), counting them in Duplicates, and records the rest.
-func (d *DataDir) dedupe(seen map[[2]uint64]bool) {
+func dedupe(d *DataDir, seen map[[2]uint64]bool) {
 	kept := d.Databases[:0]
 	for _, db := range d.Databases {
 		key := [2]uint64{db.Dev, db.Ino}
@@ -255,7 +274,7 @@ func (d *DataDir) dedupe(seen map[[2]uint64]bool) {
 // here is read (unless opts.InspectSaved). tick is called after each
 // filesystem call that answered.
 func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick func()) DataDir {
-	d := DataDir{Path: p, saved: saved, Databases: []Database{}, Resolved: filepath.Clean(p)}
+	d := DataDir{Path: p, Saved: saved, Databases: []Database{}, Resolved: filepath.Clean(p)}
 	if saved && !opts.InspectSaved {
 		return d
 	}
@@ -286,7 +305,7 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 		// A database that does not exist yet, in a directory that does:
 		// the application creates it on first start.
 		if pfi, err := os.Stat(filepath.Dir(p)); err == nil && pfi.IsDir() {
-			d.Exists, newDB, d.dbFile = true, true, true
+			d.Exists, newDB, d.DBFile = true, true, true
 		}
 	}
 	if !d.Exists {
@@ -302,16 +321,24 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 		}
 	}
 	d.Inspected = true
-	d.dbFile = d.dbFile || !fi.IsDir()
+	d.DBFile = d.DBFile || !fi.IsDir()
 	if newDB {
 		db, err := sqlitefile.Inspect(p)
 		if err != nil {
 			d.Errors = append(d.Errors, err.Error())
 		}
-		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}, resolved: filepath.Join(filepath.Dir(d.Resolved), filepath.Base(p))})
-		d.findSillyRenamed()
+		d.Databases = append(d.Databases, Database{Database: db, Writers: []Writer{}, ResolvedPath: filepath.Join(filepath.Dir(d.Resolved), filepath.Base(p))})
+		findSillyRenamed(&d)
 		return d
 	}
+	searchDatabases(&d, p, opts, tick)
+	findSillyRenamed(&d)
+	return d
+}
+
+// searchDatabases finds the databases under p, the existing path of d
+// (sqlitefile.Discover within opts' bounds), and adds each database once.
+func searchDatabases(d *DataDir, p string, opts Options, tick func()) {
 	// A path with ".." is walked from its resolved form: after a symlink
 	// the kernel's ".." is not the textual one.
 	walk := p
@@ -322,7 +349,7 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 		SniffMax: opts.SniffMax, SniffTime: opts.SniffTime, Progress: tick})
 	if err != nil {
 		d.Errors = append(d.Errors, err.Error())
-		return d
+		return
 	}
 	d.Errors = append(d.Errors, res.Errors...)
 	d.NotSearched = res.NotSearched
@@ -337,45 +364,48 @@ func discoverPath(ctx context.Context, p string, saved bool, opts Options, tick 
 			}
 			local[key] = true
 		}
-		link := ""
-		if fi, err := os.Lstat(db.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			// SQLite follows the link and keeps -wal, -shm and -journal
-			// beside the real file: every probe, the conversion and the
-			// watch must use that path, or they look at sidecars that do
-			// not exist.
-			if rp, err := mounts.ResolvePath(db.Path); err == nil {
-				if real, err := sqlitefile.Inspect(rp); err == nil || real.Err != "" {
-					real.Dev, real.Ino = db.Dev, db.Ino
-					link, db = db.Path, real
-				}
-			}
-		}
-		resolved := db.Path
-		if rp, err := mounts.ResolvePath(db.Path); err == nil {
-			resolved = rp
-		}
-		var linked []string
-		for _, sfx := range []string{"-wal", "-shm", "-journal"} {
-			if fi, err := os.Lstat(db.Path + sfx); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				target, _ := os.Readlink(db.Path + sfx)
-				linked = append(linked, fmt.Sprintf("%s%s -> %s", filepath.Base(db.Path), sfx, target))
-			}
-		}
-		d.Databases = append(d.Databases, Database{Database: db, Link: link, SidecarLinks: linked, Writers: []Writer{}, resolved: resolved})
+		d.Databases = append(d.Databases, found(db))
 	}
-	d.findSillyRenamed()
-	return d
+}
+
+// found is a database discovery found, through a symlink resolved: SQLite
+// follows the link and keeps -wal, -shm and -journal beside the real file,
+// so every probe, the conversion and the watch must use that path, or they
+// look at sidecars that do not exist. Sidecars that are symlinks are
+// listed in SidecarLinks.
+func found(db sqlitefile.Database) Database {
+	link := ""
+	if fi, err := os.Lstat(db.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if rp, err := mounts.ResolvePath(db.Path); err == nil {
+			if real, err := sqlitefile.Inspect(rp); err == nil || real.Err != "" {
+				real.Dev, real.Ino = db.Dev, db.Ino
+				link, db = db.Path, real
+			}
+		}
+	}
+	resolved := db.Path
+	if rp, err := mounts.ResolvePath(db.Path); err == nil {
+		resolved = rp
+	}
+	var linked []string
+	for _, sfx := range report.SidecarSuffixes {
+		if fi, err := os.Lstat(db.Path + sfx); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(db.Path + sfx)
+			linked = append(linked, fmt.Sprintf("%s%s -> %s", filepath.Base(db.Path), sfx, target))
+		}
+	}
+	return Database{Database: db, Link: link, SidecarLinks: linked, Writers: []Writer{}, ResolvedPath: resolved}
 }
 
 // findSillyRenamed fills each database's NFSSillyRenamed from the
 // directory SQLite keeps its -wal in (beside the resolved file), reading
 // each directory once. A directory that cannot be read leaves the list
 // empty: Discover has reported the data directory's own read errors.
-func (d *DataDir) findSillyRenamed() {
+func findSillyRenamed(d *DataDir) {
 	byDir := map[string][]string{}
 	for j := range d.Databases {
 		db := &d.Databases[j]
-		dir := filepath.Dir(db.resolved)
+		dir := filepath.Dir(db.ResolvedPath)
 		names, ok := byDir[dir]
 		if !ok {
 			names, _ = sqlitefile.NFSSillyRenamed(dir)
@@ -389,15 +419,15 @@ func (d *DataDir) findSillyRenamed() {
 // data directory: mounts inside it matter too) and holding (its parent,
 // each database and the directory of each, which may lie elsewhere through
 // a symlink).
-func (d *DataDir) lookups() (holding, under []string) {
-	if d.saved && !d.Inspected {
+func lookups(d *DataDir) (holding, under []string) {
+	if d.Saved && !d.Inspected {
 		return nil, nil
 	}
 	holding = []string{filepath.Dir(d.Resolved)}
 	for _, db := range d.Databases {
-		holding = append(holding, db.resolved, filepath.Dir(db.resolved))
-		for _, sfx := range sidecarSuffixes {
-			holding = append(holding, db.resolved+sfx)
+		holding = append(holding, db.ResolvedPath, filepath.Dir(db.ResolvedPath))
+		for _, sfx := range report.SidecarSuffixes {
+			holding = append(holding, db.ResolvedPath+sfx)
 		}
 	}
 	return holding, []string{d.Resolved}
@@ -413,14 +443,14 @@ func classify(d *DataDir, table *mounts.Table, tableErr string) {
 		d.MountError = tableErr
 		return
 	}
-	if d.MountError != "" && !d.saved {
+	if d.MountError != "" && !d.Saved {
 		return
 	}
 	target := d.Resolved
-	if d.dbFile {
+	if d.DBFile {
 		target = filepath.Dir(target)
 	}
-	m, err := lookup(table, target, d.saved || d.Unresponsive != "")
+	m, err := lookup(table, target, d.Saved || d.Unresponsive != "")
 	if err != nil {
 		d.MountError = err.Error()
 		return
@@ -428,18 +458,18 @@ func classify(d *DataDir, table *mounts.Table, tableErr string) {
 	d.Mount = &m
 	for j := range d.Databases {
 		db := &d.Databases[j]
-		for _, p := range []string{db.resolved, filepath.Dir(db.resolved)} {
-			fm, err := lookup(table, p, d.saved)
+		for _, p := range []string{db.ResolvedPath, filepath.Dir(db.ResolvedPath)} {
+			fm, err := lookup(table, p, d.Saved)
 			if err != nil || fm.Mountpoint == d.Mount.Mountpoint {
 				continue
 			}
-			if db.Mount == nil || riskier(fm.Class, db.Mount.Class) {
+			if db.Mount == nil || policy.Riskier(fm.Class, db.Mount.Class) {
 				fm := fm
 				db.Mount = &fm
 			}
 		}
-		db.SingleFileMount = db.Mount != nil && db.Mount.Mountpoint == db.resolved
-		classifySidecars(db, d.Mount, table, d.saved)
+		db.SingleFileMount = db.Mount != nil && db.Mount.Mountpoint == db.ResolvedPath
+		classifySidecars(db, d.Mount, table, d.Saved)
 	}
 }
 
@@ -470,11 +500,11 @@ func worstClass(dirs []DataDir) mounts.Class {
 		if d.Mount != nil {
 			c = d.Mount.Class
 		}
-		if riskier(c, worst) {
+		if policy.Riskier(c, worst) {
 			worst = c
 		}
 		for _, db := range d.Databases {
-			if db.Mount != nil && riskier(db.Mount.Class, worst) {
+			if db.Mount != nil && policy.Riskier(db.Mount.Class, worst) {
 				worst = db.Mount.Class
 			}
 		}

@@ -185,7 +185,7 @@ func TestCheckSingleFileBind(t *testing.T) {
 	}
 	var ids []string
 	for _, f := range r.Findings {
-		ids = append(ids, f.ID)
+		ids = append(ids, string(f.ID))
 	}
 	want := []string{"ephemeral-data-dir", "wal-on-cross-vm", "single-file-bind"}
 	if diff := cmp.Diff(want, ids); diff != "" {
@@ -204,7 +204,7 @@ func TestRulesAreDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range preflight.Rules() {
-		if !strings.Contains(string(readme), "`"+r.ID+"`") {
+		if !strings.Contains(string(readme), "`"+string(r.ID)+"`") {
 			t.Errorf("README.md does not document finding %s", r.ID)
 		}
 	}
@@ -273,8 +273,8 @@ func TestRulesOverCapturedFilesystems(t *testing.T) {
 			}
 			var ids []string
 			for _, f := range r.Findings {
-				if !strings.HasPrefix(f.ID, "live-writer") {
-					ids = append(ids, f.ID+":"+string(f.Level))
+				if !strings.HasPrefix(string(f.ID), "live-writer") {
+					ids = append(ids, string(f.ID)+":"+string(f.Level))
 				}
 			}
 			if got := strings.Join(ids, ","); got != tt.wantIDs {
@@ -303,7 +303,7 @@ func TestCheckNewDatabaseFile(t *testing.T) {
 	}
 	var ids []string
 	for _, f := range r.Findings {
-		ids = append(ids, f.ID+":"+f.Path)
+		ids = append(ids, string(f.ID)+":"+f.Path)
 	}
 	if want := "data-dir-missing:" + filepath.Join(dir, "nope", "app.db"); strings.Join(ids, ",") != want {
 		t.Errorf("findings = %v, want only %s", ids, want)
@@ -329,7 +329,7 @@ func TestCheckOverlayOnVirtiofs(t *testing.T) {
 	}
 	var ids []string
 	for _, f := range r.Findings {
-		ids = append(ids, f.ID)
+		ids = append(ids, string(f.ID))
 	}
 	if diff := cmp.Diff([]string{"wal-on-cross-vm"}, ids); diff != "" || r.FSClass != mounts.ClassCrossVM || r.JournalMode != "delete" {
 		t.Errorf("Check(overlay over virtiofs) findings (-want +got):\n%s\nclass %s, journal mode %s; want cross-vm, delete", diff, r.FSClass, r.JournalMode)
@@ -341,8 +341,8 @@ func TestCheckOverlayOnVirtiofs(t *testing.T) {
 func ids(r *preflight.Report) string {
 	var out []string
 	for _, f := range r.Findings {
-		if !strings.HasPrefix(f.ID, "live-writer") {
-			out = append(out, f.ID+":"+string(f.Level))
+		if !strings.HasPrefix(string(f.ID), "live-writer") {
+			out = append(out, string(f.ID)+":"+string(f.Level))
 		}
 	}
 	return strings.Join(out, ",")

@@ -10,8 +10,11 @@ import (
 	"time"
 
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // ErrComposeInput is returned (wrapped) by CheckCompose when the compose
@@ -68,7 +71,7 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrComposeInput, err)
 	}
-	r := &Report{Schema: Schema, Probes: map[string]string{"compose": "ran"}, DataDirs: []DataDir{}}
+	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{"compose": report.ProbeRan}, DataDirs: []DataDir{}}
 
 	var engine *docker.Engine
 	var live *docker.ProjectResult
@@ -76,13 +79,13 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 	case opts.Live:
 		res := docker.Project(ctx, l.Project.Name, opts.Docker)
 		live, engine = &res, res.Engine
-		r.Probes["docker"] = res.Status
+		r.Probes["docker"] = report.ProbeStatus(res.Status)
 	case opts.Docker.Mode != docker.ModeOff:
 		res := docker.EngineOf(ctx, opts.Docker)
 		engine = res.Engine
-		r.Probes["docker"] = res.Status
+		r.Probes["docker"] = report.ProbeStatus(res.Status)
 	default:
-		r.Probes["docker"] = docker.StatusOff
+		r.Probes["docker"] = report.ProbeOff
 	}
 	r.Engine = engine
 	if opts.Live && (live == nil || live.Status != docker.StatusRan) {
@@ -106,17 +109,48 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 	}
 	r.Compose = a
 	r.MountTable = MountTable{Source: a.HostMounts}
-	r.Probes["mounts"] = "ran"
-	r.Probes["sqlitefile"] = "ran"
+	r.Probes["mounts"] = report.ProbeRan
+	r.Probes["sqlitefile"] = report.ProbeRan
 	if opts.NoDisk {
-		r.Probes["mounts"], r.Probes["sqlitefile"] = "off", "off"
+		r.Probes["mounts"], r.Probes["sqlitefile"] = report.ProbeOff, report.ProbeOff
 	} else if a.HostMounts != "/proc/self/mountinfo" && a.HostMounts != "given" {
-		r.Probes["mounts"] = "failed"
+		r.Probes["mounts"] = report.ProbeFailed
 	}
 
 	// Judge, plan the rewrites of the risky binds, judge again so the
 	// remedies name the volumes the plan chose.
-	findings := judge(r, opts.Ignore)
+	edits, err := planRewrites(a, judge(r, rules.Input{}, opts.Ignore), opts.Plan)
+	if err != nil {
+		return nil, err
+	}
+	r.Findings = judge(r, rules.Input{}, opts.Ignore)
+	for i := range a.Mounts {
+		a.Mounts[i].Findings = nil
+		for _, f := range r.Findings {
+			if f.Path == a.Mounts[i].Key() && !slices.Contains(a.Mounts[i].Findings, string(f.ID)) {
+				a.Mounts[i].Findings = append(a.Mounts[i].Findings, string(f.ID))
+			}
+		}
+	}
+	r.Verdict = report.VerdictOf(r.Worst())
+	r.FSClass = composeClass(a)
+	r.JournalMode = "wal"
+	if policy.PreferDelete(r.FSClass) {
+		r.JournalMode = "delete"
+	}
+	var changed []compose.FileEdit
+	for _, e := range edits {
+		if e.Changed() {
+			changed = append(changed, e)
+		}
+	}
+	return &ComposeResult{Report: r, Edits: changed}, nil
+}
+
+// planRewrites proposes a named volume for every bind mount of a data
+// directory that findings call risky (rules.ActRewriteBind, not ignored,
+// above info), and for the binds that must move with it (Analysis.Plan).
+func planRewrites(a *compose.Analysis, findings []Finding, plan compose.PlanOptions) ([]compose.FileEdit, error) {
 	risky := map[int][]string{}
 	var which []int
 	for i := range a.Mounts {
@@ -125,8 +159,8 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 			if f.Path != m.Key() || f.Ignored || f.Level == LevelInfo {
 				continue
 			}
-			if (f.ID == "bind-on-desktop" || f.ID == "bind-on-unsafe-fs") && m.Type == "bind" {
-				risky[i] = append(risky[i], f.ID)
+			if rules.Wants(f, rules.ActRewriteBind) && m.Type == "bind" {
+				risky[i] = append(risky[i], string(f.ID))
 			}
 		}
 	}
@@ -161,38 +195,15 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 			which = append(which, i)
 		}
 	}
-	edits, err := a.Plan(which, risky, opts.Plan)
-	if err != nil {
-		return nil, err
-	}
-	r.Findings = judge(r, opts.Ignore)
-	for i := range a.Mounts {
-		a.Mounts[i].Findings = nil
-		for _, f := range r.Findings {
-			if f.Path == a.Mounts[i].Key() && !slices.Contains(a.Mounts[i].Findings, f.ID) {
-				a.Mounts[i].Findings = append(a.Mounts[i].Findings, f.ID)
-			}
-		}
-	}
-	r.Verdict = verdictOf(r.Worst())
-	r.FSClass = composeClass(a)
-	r.JournalMode = "wal"
-	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown {
-		r.JournalMode = "delete"
-	}
-	var changed []compose.FileEdit
-	for _, e := range edits {
-		if e.Changed() {
-			changed = append(changed, e)
-		}
-	}
-	return &ComposeResult{Report: r, Edits: changed}, nil
+	return a.Plan(which, risky, plan)
 }
 
-func judge(r *Report, ignore []string) []Finding {
-	fs := evaluate(r, Options{})
+// judge applies the rules table to r (rules.Evaluate) and demotes the
+// findings whose ID ignore lists to info; never nil.
+func judge(r *Report, in rules.Input, ignore []string) []Finding {
+	fs := rules.Evaluate(r, in)
 	for i := range fs {
-		if slices.Contains(ignore, fs[i].ID) {
+		if slices.Contains(ignore, string(fs[i].ID)) {
 			fs[i].Level = LevelInfo
 			fs[i].Ignored = true
 		}
@@ -208,27 +219,34 @@ func judge(r *Report, ignore []string) []Finding {
 // unknown), the host filesystem's class for other binds, network for a
 // network volume, ephemeral for no volume or tmpfs, local otherwise.
 func composeClass(a *compose.Analysis) mounts.Class {
+	vm := mounts.EngineNative
+	switch a.Platform.Kind {
+	case compose.PlatformDesktop:
+		vm = mounts.EngineInVM
+	case compose.PlatformUnknown:
+		vm = mounts.EngineVMUnknown
+	}
 	worst := mounts.ClassLocal
 	for i := range a.Mounts {
 		m := &a.Mounts[i]
 		if !m.DataDir {
 			continue
 		}
-		c := mounts.ClassLocal
-		bind := m.Type == "bind" || m.Volume != nil && m.Volume.BindDevice != ""
-		switch {
-		case bind && a.Platform.Kind == compose.PlatformDesktop:
-			c = mounts.ClassCrossVM
-		case bind && a.Platform.Kind == compose.PlatformUnknown:
-			c = mounts.ClassUnknown
-		case bind && m.HostFS != nil:
-			c = m.HostFS.Class
-		case m.Volume != nil && m.Volume.NetworkFS != "":
-			c = mounts.ClassNetwork
-		case m.Type == compose.TypeNone || m.Type == "tmpfs":
-			c = mounts.ClassEphemeral
+		em := mounts.EngineMount{Type: m.Type, VM: vm, HasSource: true}
+		if m.Volume != nil {
+			em.NetworkFS = m.Volume.NetworkFS
+			if m.Volume.BindDevice != "" {
+				em.Type = "bind" // a local volume that binds a host path
+			}
 		}
-		if riskier(c, worst) {
+		c, why := mounts.EngineClass(em)
+		if why == mounts.WhyHost {
+			c = mounts.ClassLocal
+			if em.Type == "bind" && m.HostFS != nil {
+				c = m.HostFS.Class
+			}
+		}
+		if policy.Riskier(c, worst) {
 			worst = c
 		}
 	}

@@ -123,7 +123,7 @@ volumes:
 	}
 	got := map[string]preflight.Level{}
 	for _, f := range res.Report.Findings {
-		got[f.ID+" "+f.Path] = f.Level
+		got[string(f.ID)+" "+f.Path] = f.Level
 	}
 	want := map[string]preflight.Level{
 		"bind-on-unsafe-fs found:/srv/state": preflight.LevelError,
@@ -329,7 +329,7 @@ func TestComposeImageByName(t *testing.T) {
 	}
 	var ids []string
 	for _, f := range res.Report.Findings {
-		ids = append(ids, f.ID+" "+f.Path)
+		ids = append(ids, string(f.ID)+" "+f.Path)
 	}
 	if len(ids) != 1 || ids[0] != "bind-on-desktop pb:/pb_data" {
 		t.Errorf("findings %q, want only bind-on-desktop pb:/pb_data", ids)

@@ -38,44 +38,46 @@ func translate(p string, c *docker.Container, eng *docker.Engine) containerPath 
 			}
 		}
 	}
-	if best == nil {
-		return containerPath{mount: &mounts.Mount{
-			Mountpoint: "/", FSType: "overlay", Source: "overlay", Class: mounts.ClassEphemeral,
-			Reason: fmt.Sprintf("%s is on no mount of container %s: the container's writable layer; locks and shared memory work, but the data goes when the container is removed", p, c.Name),
-		}}
+	em := mounts.EngineMount{Type: "", HasSource: true}
+	if best != nil {
+		em = mounts.EngineMount{Type: best.Type, Driver: best.Driver, HasSource: best.Source != ""}
 	}
-	rel := strings.TrimPrefix(p, path.Clean(best.Destination))
-	dest := path.Clean(best.Destination)
-	switch {
-	case best.Type == docker.MountTmpfs:
-		return containerPath{mount: &mounts.Mount{
-			Mountpoint: dest, FSType: "tmpfs", Source: "tmpfs", Class: mounts.ClassEphemeral,
-			Reason: fmt.Sprintf("tmpfs mount at %s in container %s: the data goes when the container stops", dest, c.Name),
-		}}
-	case best.Type == docker.MountBind && eng != nil && eng.CrossesVM:
-		return containerPath{mount: &mounts.Mount{
-			Mountpoint: dest, FSType: "bind", Source: best.Source, Class: mounts.ClassCrossVM, Platform: eng.Kind,
-			Reason: fmt.Sprintf("bind mount of host path %s into container %s on %s: the engine runs in a VM, so the share crosses the VM boundary; POSIX locks and the -shm shared memory are not coherent across it", best.Source, c.Name, eng.Kind),
-		}}
-	case best.Type == docker.MountVolume && best.Driver != "" && best.Driver != "local":
-		return containerPath{mount: &mounts.Mount{
-			Mountpoint: dest, FSType: "volume", Source: best.Name, Class: mounts.ClassUnknown,
-			Reason: fmt.Sprintf("volume %s uses driver %s: it may live on a network filesystem", best.Name, best.Driver),
-		}}
-	case best.Source == "":
-		return containerPath{mount: &mounts.Mount{
-			Mountpoint: dest, FSType: best.Type, Class: mounts.ClassUnknown,
-			Reason: fmt.Sprintf("%s mount at %s in container %s has no host source", best.Type, dest, c.Name),
-		}}
-	case eng != nil && eng.CrossesVM:
-		// A volume inside a desktop VM: its source is a VM path, which this
-		// host cannot see, but it lives on the VM's own disk.
-		return containerPath{mount: &mounts.Mount{
-			Mountpoint: dest, FSType: "volume", Source: best.Name, Class: mounts.ClassLocal, Platform: eng.Kind,
-			Reason: fmt.Sprintf("named volume %s inside the %s VM: a disk filesystem of the VM's kernel, where the container runs", best.Name, eng.Kind),
-		}}
+	if eng != nil && eng.CrossesVM {
+		em.VM = mounts.EngineInVM
 	}
-	return containerPath{local: filepath.Join(best.Source, rel)}
+	class, why := mounts.EngineClass(em)
+	if why == mounts.WhyHost {
+		return containerPath{local: filepath.Join(best.Source, strings.TrimPrefix(p, path.Clean(best.Destination)))}
+	}
+	m := &mounts.Mount{Class: class}
+	var dest string
+	if best != nil {
+		dest = path.Clean(best.Destination)
+	}
+	switch why {
+	case mounts.WhyWritableLayer:
+		m.Mountpoint, m.FSType, m.Source = "/", "overlay", "overlay"
+		m.Reason = fmt.Sprintf("%s is on no mount of container %s: the container's writable layer; locks and shared memory work, but the data goes when the container is removed", p, c.Name)
+	case mounts.WhyTmpfs:
+		m.Mountpoint, m.FSType, m.Source = dest, "tmpfs", "tmpfs"
+		m.Reason = fmt.Sprintf("tmpfs mount at %s in container %s: the data goes when the container stops", dest, c.Name)
+	case mounts.WhyVMBind:
+		m.Mountpoint, m.FSType, m.Source, m.Platform = dest, "bind", best.Source, eng.Kind
+		m.Reason = fmt.Sprintf("bind mount of host path %s into container %s on %s: the engine runs in a VM, so the share crosses the VM boundary; POSIX locks and the -shm shared memory are not coherent across it", best.Source, c.Name, eng.Kind)
+	case mounts.WhyRemoteDriver:
+		m.Mountpoint, m.FSType, m.Source = dest, "volume", best.Name
+		m.Reason = fmt.Sprintf("volume %s uses driver %s: it may live on a network filesystem", best.Name, best.Driver)
+	case mounts.WhyVMVolume:
+		m.Mountpoint, m.FSType, m.Source, m.Platform = dest, "volume", best.Name, eng.Kind
+		m.Reason = fmt.Sprintf("named volume %s inside the %s VM: a disk filesystem of the VM's kernel, where the container runs", best.Name, eng.Kind)
+	case mounts.WhyNoSource:
+		m.Mountpoint, m.FSType = dest, best.Type
+		m.Reason = fmt.Sprintf("%s mount at %s in container %s has no host source", best.Type, dest, c.Name)
+	default: // an engine known to be native or in a VM, no driver options: not reached
+		m.Mountpoint, m.FSType, m.Source = dest, best.Type, best.Source
+		m.Reason = fmt.Sprintf("%s mount at %s in container %s: %s", best.Type, dest, c.Name, class)
+	}
+	return containerPath{mount: m}
 }
 
 // inspectContainer resolves opts.Container and translates every path, and

@@ -32,7 +32,7 @@ func deepCheck(t *testing.T, busy time.Duration, paths ...string) *preflight.Rep
 
 func finding(r *preflight.Report, id string) *preflight.Finding {
 	for i := range r.Findings {
-		if r.Findings[i].ID == id {
+		if string(r.Findings[i].ID) == id {
 			return &r.Findings[i]
 		}
 	}

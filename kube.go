@@ -1,13 +1,15 @@
 package preflight
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // ErrKubeInput is returned (wrapped) by CheckKube when the manifests
@@ -28,25 +30,6 @@ type KubeOptions struct {
 	Ignore []string
 }
 
-// KubePatch is a JSON merge patch (RFC 7386) that fixes a finding on one
-// object of the input.
-type KubePatch struct {
-	Kind      string            `json:"kind"`
-	Name      string            `json:"name"`
-	Namespace string            `json:"namespace,omitempty"`
-	At        manifest.Location `json:"at"`
-	// Merge is the patch document.
-	Merge json.RawMessage `json:"merge"`
-	// Live is set when the API server accepts the patch on the existing
-	// object (kubectl patch KIND NAME); a claim's access modes cannot
-	// change once it exists, so that patch is for the manifest.
-	Live bool `json:"live"`
-	// Command applies it: kubectl patch KIND NAME --type merge -p PATCH,
-	// or for a manifest file that holds only that object kubectl patch
-	// --local -f FILE ... -o yaml; empty when neither applies.
-	Command string `json:"command,omitempty"`
-}
-
 // CheckKube judges Kubernetes manifests without a cluster (preflight
 // kube): it finds the workload volumes that hold SQLite data (by the
 // catalogue's images and data directories, and the claims named in
@@ -64,12 +47,12 @@ func CheckKube(opts KubeOptions) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrKubeInput, err)
 	}
-	r := &Report{Schema: Schema, Probes: map[string]string{"manifest": "ran"}, DataDirs: []DataDir{}, Manifests: a}
-	r.Findings = judge(r, opts.Ignore)
-	r.Verdict = verdictOf(r.Worst())
+	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{"manifest": report.ProbeRan}, DataDirs: []DataDir{}, Manifests: a}
+	r.Findings = judge(r, rules.Input{}, opts.Ignore)
+	r.Verdict = report.VerdictOf(r.Worst())
 	r.FSClass = manifestFSClass(r)
 	r.JournalMode = "wal"
-	if unsafeForWAL(r.FSClass) || r.FSClass == mounts.ClassUnknown {
+	if policy.PreferDelete(r.FSClass) {
 		r.JournalMode = "delete"
 	}
 	return r, nil
@@ -83,7 +66,7 @@ func manifestFSClass(r *Report) mounts.Class {
 		if !r.Manifests.Mounts[i].SQLite {
 			continue
 		}
-		if c := manifestClass(subject{r: r, km: &r.Manifests.Mounts[i]}); riskier(c, worst) {
+		if c := rules.ManifestClass(r, i); policy.Riskier(c, worst) {
 			worst = c
 		}
 	}

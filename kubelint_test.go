@@ -87,7 +87,7 @@ func checkKube(t *testing.T, objs []manifest.Object, files []string, c kubeCase)
 func kubeFindings(r *preflight.Report) []string {
 	var out []string
 	for _, f := range r.Findings {
-		out = append(out, string(f.Level)+" "+f.ID+" "+f.Path)
+		out = append(out, string(f.Level)+" "+string(f.ID)+" "+f.Path)
 	}
 	return out
 }
@@ -123,7 +123,7 @@ func TestKubePatchesFix(t *testing.T) {
 		for _, f := range r.Findings {
 			p := f.Patch
 			if p == nil {
-				if slices.Contains([]string{"rolling-update-on-sqlite-claim", "replicas-on-sqlite-claim", "rwx-on-network-class"}, f.ID) {
+				if slices.Contains([]string{"rolling-update-on-sqlite-claim", "replicas-on-sqlite-claim", "rwx-on-network-class"}, string(f.ID)) {
 					t.Errorf("%s: finding %s at %s has no patch", c.name, f.ID, f.Path)
 				}
 				continue
@@ -137,7 +137,7 @@ func TestKubePatchesFix(t *testing.T) {
 				if f2.ID == f.ID && f2.Path == f.Path {
 					t.Errorf("%s: after the patch %s to %s %s, %s is still reported: %s", c.name, p.Merge, p.Kind, p.Name, f.ID, f2.Message)
 				}
-				if !slices.Contains(kubeFindings(r), string(f2.Level)+" "+f2.ID+" "+f2.Path) {
+				if !slices.Contains(kubeFindings(r), string(f2.Level)+" "+string(f2.ID)+" "+f2.Path) {
 					t.Errorf("%s: the patch %s brought a new finding %s %s", c.name, p.Merge, f2.ID, f2.Path)
 				}
 			}

@@ -42,7 +42,7 @@ func swarmCheck(t *testing.T, mode string, c fakeengine.SwarmCase) (*preflight.R
 func findingsByID(r *preflight.Report) map[string]preflight.Finding {
 	m := map[string]preflight.Finding{}
 	for _, f := range r.Findings {
-		m[f.ID] = f
+		m[string(f.ID)] = f
 	}
 	return m
 }
@@ -193,7 +193,7 @@ volumes:
 	got := map[string]string{}
 	for _, f := range res.Report.Findings {
 		if f.ID == "replicas-on-sqlite-volume" || f.ID == "start-first-on-sqlite-volume" {
-			got[f.ID+" "+f.Path] = string(f.Level)
+			got[string(f.ID)+" "+f.Path] = string(f.Level)
 			if !strings.Contains(strings.Join(f.Remedy, " "), "docker service") {
 				t.Errorf("%s %s: remedy %q names no docker service command", f.ID, f.Path, f.Remedy)
 			}

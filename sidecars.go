@@ -4,11 +4,10 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/report"
 )
-
-// sidecarSuffixes are the files SQLite keeps beside a database.
-var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
 
 // classifySidecars classifies each -wal, -shm and -journal of db that is a
 // mount of its own (a file bind-mounted over the sidecar): SQLite's locks
@@ -19,11 +18,11 @@ var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
 // sidecars that exist on this machine are looked at (lstat); a symlinked
 // one is the sidecar-symlink finding's.
 func classifySidecars(db *Database, dir *mounts.Mount, table *mounts.Table, saved bool) {
-	if db.resolved == "" {
+	if db.ResolvedPath == "" {
 		return
 	}
-	for _, sfx := range sidecarSuffixes {
-		p := db.resolved + sfx
+	for _, sfx := range report.SidecarSuffixes {
+		p := db.ResolvedPath + sfx
 		fi, err := os.Lstat(p)
 		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
 			continue
@@ -42,7 +41,7 @@ func classifySidecars(db *Database, dir *mounts.Mount, table *mounts.Table, save
 		if db.Mount != nil {
 			current = db.Mount
 		}
-		if current == nil || riskier(m.Class, current.Class) {
+		if current == nil || policy.Riskier(m.Class, current.Class) {
 			db.Mount = &sm
 		}
 	}

@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
@@ -17,34 +18,8 @@ func witness(m *mounts.Mount, p string) {
 	}
 	w := mounts.CompareStatfs(m.FSType, fType)
 	m.Statfs = &w
-	if !w.Agrees && w.Class != "" && riskier(w.Class, m.Class) {
+	if !w.Agrees && w.Class != "" && policy.Riskier(w.Class, m.Class) {
 		m.Reason += "; but statfs(2) reports " + w.String() + ", which the mount table does not show, so it is judged " + string(w.Class)
 		m.Class = w.Class
 	}
-}
-
-// statfsDisagreements lists the mounts of d (its own, its databases' and
-// their sidecars') on which the mount table and statfs(2) disagree.
-func statfsDisagreements(d *DataDir) []*mounts.Mount {
-	var out []*mounts.Mount
-	add := func(m *mounts.Mount) {
-		if m == nil || m.Statfs == nil || m.Statfs.Agrees {
-			return
-		}
-		for _, o := range out {
-			if o.Mountpoint == m.Mountpoint {
-				return
-			}
-		}
-		out = append(out, m)
-	}
-	add(d.Mount)
-	for i := range d.Databases {
-		db := &d.Databases[i]
-		add(db.Mount)
-		for _, sfx := range sidecarSuffixes {
-			add(db.SidecarMounts[sfx])
-		}
-	}
-	return out
 }

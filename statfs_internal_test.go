@@ -8,6 +8,7 @@ import (
 	"github.com/preflight-sqlite/preflight/internal/fuseloop"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // TestStatfsWitness: on a real FUSE mount statfs(2) agrees with the live
@@ -42,7 +43,7 @@ func TestStatfsWitness(t *testing.T) {
 	}
 	r := &Report{DataDirs: []DataDir{{Path: mnt, Resolved: mnt, Exists: true, Inspected: true, Mount: &lie, Databases: []Database{}}}}
 	var got []string
-	for _, f := range evaluate(r, Options{}) {
+	for _, f := range rules.Evaluate(r, rules.Input{}) {
 		if f.ID == "fs-type-mismatch" {
 			got = append(got, string(f.Level)+": "+f.Message)
 		}

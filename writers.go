@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -10,12 +11,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/preflight-sqlite/preflight/internal/shell"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/activity"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/locks"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // WriterOptions configure the live-writer probes.
@@ -27,14 +31,14 @@ type WriterOptions struct {
 	// Docker configures the Docker Engine probe; Docker.Mode "off" skips it,
 	// "required" makes an engine that does not answer an error finding.
 	Docker docker.Options
+	// Watch is how long to watch each WAL database's -wal and -shm for
+	// changes no probe can attribute; 0 turns the watch off.
+	Watch time.Duration
 	// Kube configures the Kubernetes API probe; Kube.Mode "off" skips it,
 	// "required" makes an API that does not answer an error finding.
 	// Outside a cluster (no in-cluster configuration, no kubeconfig) it
 	// asks nothing.
 	Kube kube.Options
-	// Watch is how long to watch each WAL database's -wal and -shm for
-	// changes no probe can attribute; 0 turns the watch off.
-	Watch time.Duration
 	// Starting says the application has not started yet (preflight run):
 	// every writer found is one besides the application.
 	Starting bool
@@ -43,118 +47,6 @@ type WriterOptions struct {
 	// from the data directories' state files, as absolute paths with
 	// symlinks resolved; one found in WAL mode again is wal-reenabled.
 	Converted []string
-}
-
-// Writer is a process, lock holder or container that has a database open.
-type Writer struct {
-	// Kind is "process", "lock", "container" or "pod".
-	Kind string `json:"kind"`
-	// Process fields (Kind "process", and "lock" when the holder's pid is
-	// known in our PID namespace).
-	PID     int    `json:"pid,omitempty"`
-	Comm    string `json:"comm,omitempty"`
-	Cmdline string `json:"cmdline,omitempty"`
-	User    string `json:"user,omitempty"`
-	// Files lists how the process holds the database: "db fd 5",
-	// "shm mmap", ...
-	Files []string `json:"files,omitempty"`
-	// Locks lists the POSIX locks held (kind "lock", or a process whose
-	// locks were also seen).
-	Locks []locks.Lock `json:"locks,omitempty"`
-	// Container fields (Kind "container").
-	Container *docker.Container `json:"container,omitempty"`
-	Relation  string            `json:"relation,omitempty"`
-	// OwnService is true for a Swarm task's container (Kind "container")
-	// of the service our own container is a task of.
-	OwnService bool `json:"own_service,omitempty"`
-	// Pod is another pod mounting the same storage (Kind "pod").
-	Pod *kube.Writer `json:"pod,omitempty"`
-}
-
-// Name describes the writer in one phrase for messages.
-func (w Writer) Name() string {
-	switch w.Kind {
-	case "pod":
-		return podName(w.Pod)
-	case "container":
-		c := w.Container
-		s := fmt.Sprintf("container %s (%s, image %s", c.Name, shortID(c.ID), c.Image)
-		if c.ComposeService != "" {
-			s += fmt.Sprintf(", compose project %s service %s", c.ComposeProject, c.ComposeService)
-		}
-		if c.OneOff {
-			s += ", a one-off compose run"
-		}
-		if c.SwarmService != "" {
-			s += ", a task of swarm service " + c.SwarmService
-		}
-		return s + ")"
-	case "lock":
-		if w.PID > 0 {
-			return fmt.Sprintf("process %d holding %s", w.PID, lockNames(w.Locks))
-		}
-		return fmt.Sprintf("a process outside this PID namespace (another container or the host) holding %s", lockNames(w.Locks))
-	}
-	cmd := w.Cmdline
-	if cmd == "" {
-		cmd = w.Comm
-	}
-	return fmt.Sprintf("process %d (%s, user %s)", w.PID, cmd, w.User)
-}
-
-// Stop is the command that stops the writer.
-func (w Writer) Stop() string {
-	switch {
-	case w.Kind == "container" && w.Container.SwarmService != "":
-		// Swarm starts a new task for one stopped with docker stop.
-		n := "0"
-		if w.OwnService {
-			n = "1"
-		}
-		return "docker service scale " + shell.Quote(w.Container.SwarmService) + "=" + n
-	case w.Kind == "pod":
-		return podStop(w.Pod)
-	case w.Kind == "container" && w.Container.ComposeService != "" && !w.Container.OneOff:
-		return w.Container.ComposeCommand() + " stop " + w.Container.ComposeService
-	case w.Kind == "container":
-		return "docker stop " + w.Container.Name
-	case w.PID > 0:
-		return fmt.Sprintf("kill %d (or stop the service that runs it)", w.PID)
-	}
-	return "stop the container or host program that has the database open"
-}
-
-func lockNames(ls []locks.Lock) string {
-	var names []string
-	for _, l := range ls {
-		names = append(names, fmt.Sprintf("%s %s lock on %s", l.Type, l.Name, l.File))
-	}
-	return strings.Join(names, ", ")
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
-
-// WriterProbes says, for one database, which live-writer probes ran and
-// whether "no writer found" can be trusted.
-type WriterProbes struct {
-	// Processes, Locks, Docker, Activity: "ran", "unsure", "failed",
-	// "off", "unsupported" (and for Docker its probe status; for Activity
-	// "quiet" or "changed").
-	Processes string `json:"processes"`
-	Locks     string `json:"locks"`
-	Docker    string `json:"docker"`
-	Kube      string `json:"kube,omitempty"`
-	Activity  string `json:"activity"`
-	// Sure is true when every probe that can see a writer of this database
-	// ran fully and no writer can hide from all of them.
-	Sure bool `json:"sure"`
-	// Blind lists what the probes could not see, in words.
-	Blind []string `json:"blind,omitempty"`
 }
 
 // writerFacts are the raw probe results shared by every database.
@@ -176,11 +68,43 @@ type writerFacts struct {
 // no SQLite connection is open in this process.
 func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	if opts.Off {
-		r.Probes["processes"], r.Probes["locks"], r.Probes["docker"], r.Probes["activity"] = "off", "off", "off", "off"
+		r.Probes["processes"], r.Probes["locks"], r.Probes["docker"], r.Probes["activity"] = report.ProbeOff, report.ProbeOff, report.ProbeOff, report.ProbeOff
 		return
 	}
-	var dbs []*Database
-	var dirPaths []string
+	dbs, dirPaths := writerTargets(r)
+	f := runWriterProbes(ctx, dbs, dirPaths, opts)
+	if f.docker.Status != docker.StatusOff && f.docker.Status != docker.StatusSkipped {
+		r.Docker = &f.docker
+		r.Engine = f.docker.Engine
+	}
+	if f.kube.Status != kube.StatusOff && f.kube.Status != kube.StatusNotInCluster {
+		r.Kube = &f.kube
+	}
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		for j := range d.Databases {
+			db := &d.Databases[j]
+			if db.New || db.NotSQLite {
+				continue
+			}
+			attribute(r, d, db, f, opts)
+		}
+	}
+	r.Probes["processes"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Processes })
+	r.Probes["locks"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Locks })
+	r.Probes["docker"] = report.ProbeStatus(f.docker.Status)
+	if r.Kube != nil {
+		r.Probes["kube"] = report.ProbeStatus(f.kube.Status)
+	}
+	r.Probes["activity"] = report.ProbeOff
+	if opts.Watch > 0 {
+		r.Probes["activity"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Activity })
+	}
+}
+
+// writerTargets lists the databases of r that exist (not new, not another
+// format) and the existing data directories, skipping unresponsive ones.
+func writerTargets(r *Report) (dbs []*Database, dirPaths []string) {
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		if d.Unresponsive != "" {
@@ -195,7 +119,13 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 			}
 		}
 	}
-	f := writerFacts{
+	return dbs, dirPaths
+}
+
+// runWriterProbes runs the POSIX lock probes (first, raw reads), then the
+// /proc scan, with the Docker probe and the file watch concurrently.
+func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, opts WriterOptions) *writerFacts {
+	f := &writerFacts{
 		locks: map[string]locks.Result{}, locksErr: map[string]error{},
 		activity: map[string]activity.Result{}, watchErr: map[string]error{}, targetErr: map[string]error{},
 	}
@@ -231,7 +161,7 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	} else {
 		f.docker = docker.Result{Status: docker.StatusOff}
 		if opts.Docker.Mode != docker.ModeOff {
-			f.docker.Status = "skipped"
+			f.docker.Status = docker.StatusSkipped
 		}
 	}
 	f.kube = kube.Result{Status: kube.StatusOff}
@@ -259,40 +189,13 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 		f.procs, f.procsErr = procfs.Scan(ctx, targets, procfs.Options{})
 	}
 	wg.Wait()
-
-	if f.docker.Status != docker.StatusOff && f.docker.Status != "skipped" {
-		r.Docker = &f.docker
-		r.Engine = f.docker.Engine
-	}
-	if f.kube.Status != kube.StatusOff && f.kube.Status != kube.StatusNotInCluster {
-		r.Kube = &f.kube
-	}
-	for i := range r.DataDirs {
-		d := &r.DataDirs[i]
-		for j := range d.Databases {
-			db := &d.Databases[j]
-			if db.New || db.NotSQLite {
-				continue
-			}
-			attribute(r, d, db, &f, opts)
-		}
-	}
-	r.Probes["processes"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Processes })
-	r.Probes["locks"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Locks })
-	r.Probes["docker"] = f.docker.Status
-	if r.Kube != nil {
-		r.Probes["kube"] = string(f.kube.Status)
-	}
-	r.Probes["activity"] = "off"
-	if opts.Watch > 0 {
-		r.Probes["activity"] = summarize(dbs, func(db *Database) string { return db.WriterProbes.Activity })
-	}
+	return f
 }
 
 // summarize returns the one status every database shares, or the worst.
-func summarize(dbs []*Database, get func(*Database) string) string {
-	order := []string{"failed", "unsupported", "unsure", "changed", "ran", "quiet", "off"}
-	best := ""
+func summarize(dbs []*Database, get func(*Database) report.ProbeStatus) report.ProbeStatus {
+	order := []report.ProbeStatus{report.ProbeFailed, report.ProbeUnsupported, report.ProbeUnsure, report.ProbeChanged, report.ProbeRan, report.ProbeQuiet, report.ProbeOff}
+	best := report.ProbeStatus("")
 	for _, db := range dbs {
 		s := get(db)
 		if best == "" || indexOf(order, s) < indexOf(order, best) {
@@ -300,12 +203,12 @@ func summarize(dbs []*Database, get func(*Database) string) string {
 		}
 	}
 	if best == "" {
-		return "no database"
+		return report.ProbeNoDatabase
 	}
 	return best
 }
 
-func indexOf(list []string, s string) int {
+func indexOf(list []report.ProbeStatus, s report.ProbeStatus) int {
 	for i, v := range list {
 		if v == s {
 			return i
@@ -318,22 +221,59 @@ func indexOf(list []string, s string) int {
 // db.Activity and db.WriterProbes.
 func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
 	p := &db.WriterProbes
+	byPID, pids := attributeProcesses(db, f)
+	foreign := attributeLocks(db, f, byPID, &pids)
+	sort.Ints(pids)
+	for _, pid := range pids {
+		db.Writers = append(db.Writers, *byPID[pid])
+	}
+	attributeContainers(r, db, f, foreign)
+	attributePods(db, &f.kube)
+	p.Activity = report.ProbeOff
+	if opts.Watch > 0 {
+		if err := f.watchErr[db.Path]; err != nil {
+			p.Activity = report.ProbeFailed
+			p.Blind = append(p.Blind, "activity: "+err.Error())
+		} else if a, ok := f.activity[db.Path]; ok {
+			db.Activity = &a
+			p.Activity = report.ProbeQuiet
+			if a.Changed {
+				p.Activity = report.ProbeChanged
+			}
+		}
+	}
+
+	class := rules.WALClass(d, db)
+	if policy.FarSideBlind(class) {
+		p.Blind = append(p.Blind, fmt.Sprintf("processes on another kernel (a host behind a VM share, another network client) are invisible on a %s filesystem, and their locks do not reach this one", class))
+	}
+	if db.JournalMode != sqlitefile.JournalWAL && f.docker.Status != docker.StatusRan && f.docker.Status != docker.StatusNoDaemon {
+		p.Blind = append(p.Blind, "an idle connection to a rollback-mode database holds no lock, so other containers are seen only through the Docker API")
+	}
+	p.Sure = len(p.Blind) == 0
+}
+
+// attributeProcesses sets db's process probe status and unlinked sidecars
+// from the /proc scan, and returns the processes that hold db, by PID, with
+// their PIDs in the order first seen.
+func attributeProcesses(db *Database, f *writerFacts) (map[int]*Writer, []int) {
+	p := &db.WriterProbes
 	byPID := map[int]*Writer{}
 	var pids []int
 	switch {
 	case f.targetErr[db.Path] != nil:
-		p.Processes = "failed"
+		p.Processes = report.ProbeFailed
 		p.Blind = append(p.Blind, "processes: "+f.targetErr[db.Path].Error())
 	case f.procsErr != nil:
-		p.Processes = "failed"
-		if strings.Contains(f.procsErr.Error(), "not supported") {
-			p.Processes = "unsupported"
+		p.Processes = report.ProbeFailed
+		if errors.Is(f.procsErr, procfs.ErrNotSupported) {
+			p.Processes = report.ProbeUnsupported
 		}
 		p.Blind = append(p.Blind, "processes: "+f.procsErr.Error())
 	default:
-		p.Processes = "ran"
+		p.Processes = report.ProbeRan
 		if !f.procs.Sure {
-			p.Processes = "unsure"
+			p.Processes = report.ProbeUnsure
 			p.Blind = append(p.Blind, fmt.Sprintf("processes: %s could not be read%s", ofProcesses(f.procs.Denied, f.procs.Scanned), deniedNames(f.procs)))
 		}
 	}
@@ -343,7 +283,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		}
 		w := byPID[h.PID]
 		if w == nil {
-			w = &Writer{Kind: "process", PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User}
+			w = &Writer{Kind: report.WriterProcess, PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User}
 			byPID[h.PID] = w
 			pids = append(pids, h.PID)
 		}
@@ -354,40 +294,52 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 			db.Unlinked = append(db.Unlinked, u)
 		}
 	}
+	return byPID, pids
+}
 
-	lr := f.locks[db.Path]
+// attributeLocks sets db's lock probe status and adds each lock held on db
+// to its process in byPID (a new lock writer for a PID not seen, appended
+// to pids); locks of processes outside our PID namespace (PID 0) are
+// returned together as one writer, nil when there are none.
+func attributeLocks(db *Database, f *writerFacts, byPID map[int]*Writer, pids *[]int) *Writer {
+	p := &db.WriterProbes
 	switch {
-	case f.locksErr[db.Path] != nil && strings.Contains(f.locksErr[db.Path].Error(), "not supported"):
-		p.Locks = "unsupported"
+	case errors.Is(f.locksErr[db.Path], locks.ErrNotSupported):
+		p.Locks = report.ProbeUnsupported
 	case f.locksErr[db.Path] != nil:
-		p.Locks = "failed"
+		p.Locks = report.ProbeFailed
 		p.Blind = append(p.Blind, "locks: "+f.locksErr[db.Path].Error())
 	default:
-		p.Locks = "ran"
+		p.Locks = report.ProbeRan
 	}
 	var foreign *Writer
-	for _, l := range lr.Locks {
+	for _, l := range f.locks[db.Path].Locks {
 		if w := byPID[l.PID]; l.PID > 0 && w != nil {
 			w.Locks = append(w.Locks, l)
 			continue
 		}
 		if l.PID > 0 {
-			w := &Writer{Kind: "lock", PID: l.PID, Locks: []locks.Lock{l}}
+			w := &Writer{Kind: report.WriterLock, PID: l.PID, Locks: []locks.Lock{l}}
 			byPID[l.PID] = w
-			pids = append(pids, l.PID)
+			*pids = append(*pids, l.PID)
 			continue
 		}
 		if foreign == nil {
-			foreign = &Writer{Kind: "lock"}
+			foreign = &Writer{Kind: report.WriterLock}
 		}
 		foreign.Locks = append(foreign.Locks, l)
 	}
-	sort.Ints(pids)
-	for _, pid := range pids {
-		db.Writers = append(db.Writers, *byPID[pid])
-	}
+	return foreign
+}
 
-	p.Docker = f.docker.Status
+// attributeContainers adds the containers the Docker probe found for db
+// (running: Writers, stopped: Stopped; with --container, not that one),
+// and the foreign locks: to the one container when there is exactly one
+// (it has the database open now, not only mounted), else as a writer of
+// their own. It sets db's Docker probe status and what it could not see.
+func attributeContainers(r *Report, db *Database, f *writerFacts, foreign *Writer) {
+	p := &db.WriterProbes
+	p.Docker = report.ProbeStatus(f.docker.Status)
 	containers := 0
 	for _, cw := range f.docker.Writers {
 		if cw.Path != db.Path || r.Container != nil && cw.Container.ID == r.Container.ID {
@@ -395,7 +347,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		}
 		c := cw.Container
 		own := c.SwarmService != "" && f.docker.Self != nil && f.docker.Self.SwarmService == c.SwarmService
-		db.Writers = append(db.Writers, Writer{Kind: "container", Container: &c, Relation: cw.Relation, OwnService: own})
+		db.Writers = append(db.Writers, Writer{Kind: report.WriterContainer, Container: &c, Relation: cw.Relation, OwnService: own})
 		containers++
 	}
 	for _, cw := range f.docker.Stopped {
@@ -404,13 +356,11 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 		}
 		if cw.Path == db.Path && (r.Container == nil || cw.Container.ID != r.Container.ID) {
 			c := cw.Container
-			db.Stopped = append(db.Stopped, Writer{Kind: "container", Container: &c, Relation: cw.Relation})
+			db.Stopped = append(db.Stopped, Writer{Kind: report.WriterContainer, Container: &c, Relation: cw.Relation})
 		}
 	}
 	switch {
 	case foreign != nil && containers == 1:
-		// The locks from outside our PID namespace are that container's:
-		// it has the database open now, not only mounted.
 		w := &db.Writers[len(db.Writers)-1]
 		w.Locks = append(w.Locks, foreign.Locks...)
 	case foreign != nil:
@@ -425,31 +375,6 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 	default:
 		p.Blind = append(p.Blind, "containers: Docker "+f.docker.Status+nonEmptyPrefix(": ", f.docker.Err))
 	}
-
-	attributePods(db, &f.kube)
-
-	p.Activity = "off"
-	if opts.Watch > 0 {
-		if err := f.watchErr[db.Path]; err != nil {
-			p.Activity = "failed"
-			p.Blind = append(p.Blind, "activity: "+err.Error())
-		} else if a, ok := f.activity[db.Path]; ok {
-			db.Activity = &a
-			p.Activity = "quiet"
-			if a.Changed {
-				p.Activity = "changed"
-			}
-		}
-	}
-
-	class := subject{dir: d, db: db}.class()
-	if unsafeForWAL(class) || class == "unknown" || class == "sandbox" {
-		p.Blind = append(p.Blind, fmt.Sprintf("processes on another kernel (a host behind a VM share, another network client) are invisible on a %s filesystem, and their locks do not reach this one", class))
-	}
-	if db.JournalMode != "wal" && f.docker.Status != docker.StatusRan && f.docker.Status != docker.StatusNoDaemon {
-		p.Blind = append(p.Blind, "an idle connection to a rollback-mode database holds no lock, so other containers are seen only through the Docker API")
-	}
-	p.Sure = len(p.Blind) == 0
 }
 
 func absPath(p string) string {
@@ -477,33 +402,12 @@ func nonEmptyPrefix(prefix, s string) string {
 	return prefix + s
 }
 
-// writerCount is how many distinct writers hold db: processes on this
-// kernel and containers are counted together when we run in a container
-// (its processes are ours, the containers others); on a host a container's
-// processes are visible too, so the larger of the two counts is taken.
-func writerCount(db *Database, inContainer bool) int {
-	procs, containers, foreign, pods := 0, 0, 0, 0
-	for _, w := range db.Writers {
-		switch {
-		case w.Kind == "pod":
-			pods++ // another pod: its processes are never visible here
-		case w.Kind == "container":
-			containers++
-		case w.PID > 0:
-			procs++
-		default:
-			foreign++
-		}
-	}
-	if inContainer {
-		return procs + max(containers, foreign) + pods
-	}
-	return max(procs, containers, foreign) + pods
-}
-
 // ofProcesses is "N of M processes", with the noun's number right.
 func ofProcesses(n, of int) string {
-	return fmt.Sprintf("%d of %d %s", n, of, plural(of, "process", "processes"))
+	if of == 1 {
+		return fmt.Sprintf("%d of 1 process", n)
+	}
+	return fmt.Sprintf("%d of %d processes", n, of)
 }
 
 // deniedNames is " (PID 1 process_api, PID 7 sshd, ...)" for the processes
@@ -524,17 +428,4 @@ func deniedNames(res procfs.Result) string {
 		names = append(names, fmt.Sprintf("%d more", res.Denied-len(res.DeniedNamed)))
 	}
 	return " (" + strings.Join(names, ", ") + ")"
-}
-
-// count is "1 frame" or "N frames": n with the noun's number right.
-func count(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, plural(n, one, many))
-}
-
-// plural is one when n is 1, else many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -2,11 +2,13 @@ package convert
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // priorAttempt is what the latest attempt recorded for the database at
@@ -22,12 +24,11 @@ import (
 // state file refuses nothing; ConvertedBefore reports it.
 func priorAttempt(ctx context.Context, path, dir string, converted []string, states map[string]State) (r Refusal, refused bool, reuse string) {
 	cp := CanonicalPath(path)
+	cf := &rules.ConvertFacts{DB: &preflight.Database{}}
+	cf.DB.Path = path
 	if slices.Contains(converted, cp) {
-		return Refusal{
-			Reason:  "reenabled",
-			Message: "converted at an earlier start and in WAL mode again: the application re-enables WAL when it opens the database, so converting again would not last",
-			Remedy:  []string{"Pin the application's journal mode to DELETE (PREFLIGHT_JOURNAL_MODE, --export-env), or move the data to a named volume."},
-		}, true, ""
+		cf.ReenabledWAL = true
+		return priorRefusal(cf), true, ""
 	}
 	if dir == "" {
 		dir = filepath.Dir(path)
@@ -53,10 +54,13 @@ func priorAttempt(ctx context.Context, path, dir string, converted []string, sta
 	if last.Failed == "" {
 		return Refusal{}, false, backup
 	}
-	return Refusal{
-		Reason: "failed-before",
-		Message: fmt.Sprintf("the conversion at an earlier start (%s) failed after backing the database up to %s: %s; not tried again, so that each start does not add another full backup",
-			last.At.Format(time.RFC3339), backup, last.Failed),
-		Remedy: []string{"Fix what the error names and convert by hand (preflight convert), or remove " + backup + " to let the next start try again."},
-	}, true, ""
+	cf.Failed = &rules.PriorFailure{At: last.At, Backup: backup, Err: last.Failed}
+	return priorRefusal(cf), true, ""
+}
+
+// priorRefusal is the refusal the convert rules make of cf at StagePrior.
+func priorRefusal(cf *rules.ConvertFacts) Refusal {
+	var d Database
+	judged(rules.Convert(cf, rules.StagePrior), &d)
+	return d.Refusals[0]
 }

@@ -47,6 +47,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/wal"
+	"github.com/preflight-sqlite/preflight/report"
 )
 
 // Schema names the version of the JSON Result.
@@ -144,8 +145,8 @@ type Result struct {
 	DryRun bool   `json:"dry_run,omitempty"`
 	// Probes is the guard report's probe summary (processes, locks, docker,
 	// activity).
-	Probes    map[string]string `json:"probes"`
-	Databases []Database        `json:"databases"`
+	Probes    map[string]report.ProbeStatus `json:"probes"`
+	Databases []Database                    `json:"databases"`
 	// Problems lists paths that could not be looked at: missing,
 	// unreadable, or on a filesystem that does not answer. Nothing there
 	// was converted, and the CLI does not call that success.
@@ -358,11 +359,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	for _, d := range res.Databases {
 		if d.Watched > 0 {
-			probes := map[string]string{}
+			probes := map[string]report.ProbeStatus{}
 			for k, v := range res.Probes {
 				probes[k] = v
 			}
-			probes["activity"] = "ran" // the quiet-period watch of a database behind a share
+			probes["activity"] = report.ProbeRan // the quiet-period watch of a database behind a share
 			res.Probes = probes
 			break
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight/internal/dirfd"
 	"github.com/preflight-sqlite/preflight/internal/shell"
+	"github.com/preflight-sqlite/preflight/rules"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/activity"
@@ -41,71 +42,53 @@ func targets(r *preflight.Report) []target {
 // preflight.WALClass).
 func classOf(t target) mounts.Class { return preflight.WALClass(t.dir, t.db) }
 
-// farSideBlind reports whether processes on the other side of filesystems
-// of class c are invisible to every probe: cross-vm, network, fuse and
-// unknown.
-func farSideBlind(c mounts.Class) bool { return preflight.Riskier(c, mounts.ClassEphemeral) }
+// convertFacts starts the facts the convert rules judge t by.
+func convertFacts(rep *preflight.Report, t target, opts Options) *rules.ConvertFacts {
+	return &rules.ConvertFacts{
+		Report: rep, Dir: t.dir, DB: t.db, ToWAL: opts.To == ToWAL,
+		AllowUnverified: opts.AllowUnverified, Entrypoint: opts.Entrypoint,
+		AcceptWALLoss: opts.AcceptWALLoss, Watch: opts.Watch,
+	}
+}
 
-// walUnsafe reports classes where WAL must not be enabled.
-func walUnsafe(c mounts.Class) bool { return preflight.Riskier(c, mounts.ClassEphemeral) }
+// judged adds the findings of one stage of the convert rules to d: each
+// error-level finding is a refusal with its ID as the reason, each other
+// one a note. It reports whether any refused.
+func judged(fs []preflight.Finding, d *Database) bool {
+	refused := false
+	for _, f := range fs {
+		if f.Level != preflight.LevelError {
+			d.Notes = append(d.Notes, f.Message)
+			continue
+		}
+		d.Refusals = append(d.Refusals, Refusal{Reason: string(f.ID), Message: f.Message, Remedy: f.Remedy})
+		refused = true
+	}
+	return refused
+}
 
 func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) Database {
 	db := t.db
-	class := classOf(t)
-	d := Database{Path: db.Path, Class: string(class), Before: string(db.JournalMode)}
+	d := Database{Path: db.Path, Class: string(classOf(t)), Before: string(db.JournalMode)}
 	fail := func(err error, hints ...string) Database {
 		d.Status, d.Error, d.Hints = StatusFailed, err.Error(), hints
 		return d
 	}
-	switch {
-	case preflight.DamagedDB(db):
+	cf := convertFacts(rep, t, opts)
+	if judged(rules.Convert(cf, rules.StageOpen), &d) {
 		d.Status = StatusRefused
-		d.Refusals = append(d.Refusals, Refusal{Reason: "db-header-damaged",
-			Message: fmt.Sprintf("%s has no valid SQLite header but is a database (see preflight check's db-header-damaged): converting would open it, and SQLite cannot; nothing was changed", db.Path),
-			Remedy:  []string{"keep every file: copy the database, -wal, -shm and -journal aside together and restore the database from a backup; delete none of them"}})
 		return d
-	case db.NotSQLite:
-		return fail(fmt.Errorf("%s is not a SQLite database: %s", db.Path, nonEmpty(db.Err, "bad header")), "check the path; nothing was changed")
-	case db.New && db.WAL.SizeBytes > sqlitefile.WALHeaderSize:
-		d.Status = StatusRefused
-		d.Refusals = append(d.Refusals, Refusal{Reason: "wal-without-database",
-			Message: fmt.Sprintf("%s is missing or empty but its -wal holds %d bytes of frames: SQLite would see an empty database and delete that -wal, with the data in it; nothing was changed", db.Path, db.WAL.SizeBytes),
-			Remedy:  []string{"do not open the database: stop the application, copy the database, -wal and -shm aside, and restore the database file from a backup (see preflight check's wal-without-database)"}})
-		return d
-	case db.New:
+	}
+	if err, hints := unreadable(db); err != nil {
+		return fail(err, hints...)
+	}
+	if db.New {
 		d.Status = StatusSkipped
 		d.Notes = append(d.Notes, "new or empty file: no journal mode to change yet; create it with the journal mode you want")
 		return d
-	case db.Err != "":
-		return fail(errors.New(db.Err), "run preflight as the user that owns the database, or as root")
-	case db.JournalMode != sqlitefile.JournalWAL && db.JournalMode != sqlitefile.JournalRollback:
-		return fail(fmt.Errorf("%s: header bytes 18/19 name no known journal mode", db.Path), "open it with sqlite3 and run PRAGMA integrity_check; restore from a backup if it fails")
 	}
-
-	// A damaged header (a truncated file, a torn page 1) would fail the
-	// checkpoint halfway: refuse before the backup and before any open.
-	if ps, err := health.CheckHeaderFile(db.Path); err == nil {
-		for _, p := range ps {
-			// With frames in the -wal, a file shorter than its header says is
-			// an interrupted checkpoint, not damage: the pages are in the WAL
-			// and the checkpoint redoes them.
-			if p.ID == health.ProblemTruncated && db.WAL.Exists && db.WAL.SizeBytes > 0 {
-				continue
-			}
-			if p.ID != health.ProblemReservedBytes {
-				return fail(fmt.Errorf("%s: %s (%s)", db.Path, p.Detail, p.ID),
-					fmt.Sprintf("nothing was changed; keep a copy and recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", shell.Quote(db.Path), shell.Quote(db.Path+".recovered")))
-			}
-		}
-	}
-
-	j, err := health.InspectJournal(db.Path)
-	if err != nil {
-		return fail(fmt.Errorf("inspect %s-journal: %w", db.Path, err))
-	}
-	if j.Hot {
-		return fail(fmt.Errorf("%s has a hot rollback journal (%s, %d bytes): a transaction was interrupted and must be rolled back before anything else", db.Path, j.Path, j.SizeBytes),
-			fmt.Sprintf("let SQLite recover it with one normal read-write open, e.g. sqlite3 %s 'PRAGMA quick_check;' (never delete the -journal), then run preflight convert again", shell.Quote(db.Path)))
+	if err, hints := damagedOnDisk(db); err != nil {
+		return fail(err, hints...)
 	}
 
 	walFrames := db.WAL.Exists && db.WAL.SizeBytes > 0
@@ -118,8 +101,9 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		return d
 	}
 
-	d.Refusals = guard(rep, t, class, opts, &d)
-
+	cf.Litestream = litestreamEvidence(db.Path)
+	cf.SwappableThrough, cf.SwappableWhy = swappable(db.Path, db.Link)
+	judged(rules.Convert(cf, rules.StageGuard), &d)
 	if walFrames {
 		scan := time.Now()
 		wr, err := wal.ValidateFile(db.Path + "-wal")
@@ -127,25 +111,68 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		if err != nil && !errors.Is(err, wal.ErrNotWAL) && !errors.Is(err, wal.ErrTruncatedHeader) {
 			return fail(fmt.Errorf("read %s-wal: %w", db.Path, err))
 		}
-		d.WAL = &wr
-		if wr.Discards() {
-			msg := fmt.Sprintf("the WAL breaks at frame %d (%s) and %d valid-looking frames (%d committed transactions) follow it: SQLite would keep %d frames (%d transactions) and silently discard the rest on the first open",
-				wr.FirstInvalidFrame, wr.InvalidReason, wr.ValidLookingAfter, wr.CommitsAfterBreak, wr.LastCommitFrame, wr.CommittedTxns)
-			if opts.AcceptWALLoss {
-				d.Notes = append(d.Notes, msg+"; accepted with --accept-wal-loss, the backup keeps the whole WAL")
-			} else {
-				d.Refusals = append(d.Refusals, Refusal{Reason: "wal-loss", Message: msg + "; nothing was touched",
-					Remedy: []string{"keep the database, -wal and -shm together and copy them aside for recovery",
-						"to convert anyway, losing those frames (the backup keeps them): " + walLossCommand(db.Path, opts, d.Refusals)}})
-			}
-		}
+		d.WAL, cf.WAL = &wr, &wr
+		cf.AcceptCommand = walLossCommand(db.Path, opts, d.Refusals)
+		judged(rules.Convert(cf, rules.StageWAL), &d)
 	}
-
-	if len(d.Refusals) == 0 && farSideBlind(class) {
-		d.Refusals = append(d.Refusals, farSide(ctx, t, class, opts, &d)...)
+	if len(d.Refusals) == 0 && rules.NeedsWatch(cf) {
+		farSide(ctx, cf, opts, &d)
 	}
 	if len(d.Refusals) > 0 {
 		d.Status = StatusRefused
+		return d
+	}
+	return convertChecked(ctx, db, opts, d)
+}
+
+// unreadable is why db, found by the check, cannot be converted at all: not
+// SQLite, unreadable, no known journal mode; nil for a new database.
+func unreadable(db *preflight.Database) (error, []string) {
+	switch {
+	case db.NotSQLite:
+		return fmt.Errorf("%s is not a SQLite database: %s", db.Path, nonEmpty(db.Err, "bad header")), []string{"check the path; nothing was changed"}
+	case db.New:
+		return nil, nil
+	case db.Err != "":
+		return errors.New(db.Err), []string{"run preflight as the user that owns the database, or as root"}
+	case db.JournalMode != sqlitefile.JournalWAL && db.JournalMode != sqlitefile.JournalRollback:
+		return fmt.Errorf("%s: header bytes 18/19 name no known journal mode", db.Path), []string{"open it with sqlite3 and run PRAGMA integrity_check; restore from a backup if it fails"}
+	}
+	return nil, nil
+}
+
+// damagedOnDisk reads db's header and journal: a damaged header (a
+// truncated file, a torn page 1) would fail the checkpoint halfway, and a
+// hot journal must be rolled back first, so either fails the conversion
+// before the backup and before any open.
+func damagedOnDisk(db *preflight.Database) (error, []string) {
+	if ps, err := health.CheckHeaderFile(db.Path); err == nil {
+		// With frames in the -wal, a file shorter than its header says is
+		// an interrupted checkpoint, not damage (rules.WALAware).
+		for _, p := range rules.WALAware(db, ps) {
+			if rules.HeaderDamaged(p) {
+				return fmt.Errorf("%s: %s (%s)", db.Path, p.Detail, p.ID),
+					[]string{fmt.Sprintf("nothing was changed; keep a copy and recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", shell.Quote(db.Path), shell.Quote(db.Path+".recovered"))}
+			}
+		}
+	}
+	j, err := health.InspectJournal(db.Path)
+	if err != nil {
+		return fmt.Errorf("inspect %s-journal: %w", db.Path, err), nil
+	}
+	if j.Hot {
+		return fmt.Errorf("%s has a hot rollback journal (%s, %d bytes): a transaction was interrupted and must be rolled back before anything else", db.Path, j.Path, j.SizeBytes),
+			[]string{fmt.Sprintf("let SQLite recover it with one normal read-write open, e.g. sqlite3 %s 'PRAGMA quick_check;' (never delete the -journal), then run preflight convert again", shell.Quote(db.Path))}
+	}
+	return nil, nil
+}
+
+// convertChecked converts db, which the guard let through: the write
+// check, the backup, the checkpoints and the mode change, the
+// verification.
+func convertChecked(ctx context.Context, db *preflight.Database, opts Options, d Database) Database {
+	fail := func(err error, hints ...string) Database {
+		d.Status, d.Error, d.Hints = StatusFailed, err.Error(), hints
 		return d
 	}
 	if err := writable(db.Path); err != nil {
@@ -155,7 +182,6 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		d.Status = StatusWouldConvert
 		return d
 	}
-
 	if !opts.NoBackup {
 		if err := makeBackup(ctx, db, opts, &d); err != nil {
 			if ctx.Err() != nil {
@@ -169,7 +195,6 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 			return fail(fmt.Errorf("backup: %w; the database was not touched", err), hint)
 		}
 	}
-
 	ck, v, err := convertDB(ctx, db.Path, opts, &d)
 	d.Checkpoint, d.Verified = ck, v
 	if err != nil {
@@ -181,108 +206,20 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	return d
 }
 
-// guard turns the report's facts about t into refusals.
-func guard(rep *preflight.Report, t target, class mounts.Class, opts Options, d *Database) []Refusal {
-	var out []Refusal
-	db := t.db
-	for _, w := range db.Writers {
-		what := w.Name() + " has the database open"
-		if len(w.Files) > 0 {
-			what += " via " + strings.Join(w.Files, ", ")
-		}
-		if w.Kind == "process" && len(w.Locks) > 0 {
-			var ls []string
-			for _, l := range w.Locks {
-				ls = append(ls, fmt.Sprintf("%s %s lock on %s", l.Type, l.Name, l.File))
-			}
-			what += ", holding " + strings.Join(ls, ", ")
-		}
-		if w.Kind == "container" && w.Relation != "" {
-			what += ", " + w.Relation
-		}
-		if w.Kind == "pod" {
-			what = w.Name() + " mounts the database's storage read-write (" + w.Relation + ")"
-		}
-		out = append(out, Refusal{Reason: "writer", Message: what, Remedy: []string{"stop it first: " + w.Stop()}})
-	}
-	for _, w := range db.Stopped {
-		// Not a writer now, so no refusal; but started during or after the
-		// conversion it writes beside the application.
-		d.Notes = append(d.Notes, fmt.Sprintf("%s mounts this database read-write (%s, %s): once started it is a second writer; remove it (docker rm %s) or keep it stopped", w.Name(), w.Container.State, w.Relation, shell.Quote(w.Container.Name)))
-	}
-	for _, u := range db.Unlinked {
-		out = append(out, Refusal{Reason: "unlinked-sidecar",
-			Message: fmt.Sprintf("process %d (%s) holds %s by %s, no longer the file at that path: its committed work is in that file", u.PID, u.Comm, u.File, u.How),
-			Remedy:  []string{fmt.Sprintf("stop process %d cleanly first, then run preflight check again", u.PID)}})
-	}
-	for _, f := range rep.Findings {
-		if f.Path == db.Path && f.ID == "activity-unseen-writer" {
-			out = append(out, Refusal{Reason: "unseen-writer", Message: f.Message, Remedy: f.Remedy})
-		}
-		// Swarm: a task on another node is a writer; more tasks, or a
-		// start-first update, write beside the application later.
-		switch {
-		case f.Path == db.Path && f.ID == "live-writer-task":
-			out = append(out, Refusal{Reason: "writer-task", Message: f.Message, Remedy: f.Remedy})
-		case f.Path == db.Path && (f.ID == "replicas-on-sqlite-volume" || f.ID == "start-first-on-sqlite-volume"):
-			d.Notes = append(d.Notes, f.Message+"; "+strings.Join(f.Remedy, " "))
-		}
-	}
-	if ev := litestreamEvidence(db.Path); len(ev) > 0 {
-		out = append(out, Refusal{Reason: "litestream",
-			Message: "Litestream replicates this database (" + strings.Join(ev, "; ") + "): Litestream needs WAL and switches the database back to WAL mode, and its replication breaks when the WAL is removed under it",
-			Remedy:  []string{"stop Litestream and remove this database from its configuration first, or keep WAL and move the data to a local filesystem"}}) //nolint:misspell
-	}
-	if opts.To == ToWAL && walUnsafe(class) {
-		out = append(out, Refusal{Reason: "unsafe-fs",
-			Message: fmt.Sprintf("%s is on a %s filesystem, where WAL's shared memory and locks do not work", db.Path, class),
-			Remedy:  []string{"keep journal_mode=DELETE here, or move the data to a named volume or a local filesystem first"}})
-	}
-
-	out = append(out, sillyRenamed(db, opts, d)...)
-	out = append(out, swappable(db.Path, db.Link)...)
-	if odd := preflight.IrregularSidecars(db); len(odd) > 0 {
-		out = append(out, Refusal{Reason: "sidecar-not-regular",
-			Message: fmt.Sprintf("%s: a -wal, -shm or -journal is a symlink or not a regular file (%s): SQLite cannot use it, and reading it could block or read another file; nothing was changed", db.Path, strings.Join(odd, ", ")),
-			Remedy:  []string{"see preflight check's sidecar-symlink and sidecar-not-regular findings; convert once the sidecars are regular files or absent"}})
-	}
-
-	unverified := unverifiedProbes(rep, db)
-	if len(unverified) > 0 {
-		msg := "a live-writer probe could not run, so a writer may have been missed: " + strings.Join(unverified, "; ")
-		if opts.AllowUnverified {
-			why := " (--allow-unverified)"
-			if opts.Entrypoint {
-				why = " (the --on-unsafe convert policy converts when no writer was seen)"
-			}
-			d.Notes = append(d.Notes, msg+why)
-		} else {
-			out = append(out, Refusal{Reason: "unverified", Message: msg,
-				Remedy: []string{"give preflight access to what it could not see (the Docker API: DOCKER_HOST or the socket; /proc entries: run as root, though some, such as a sandbox's PID 1, stay unreadable even then)",
-					"or, once you have made sure yourself that nothing uses the database: --allow-unverified"}})
-		}
-	}
-	return out
-}
-
-// swappable refuses a database reached through a directory or a symlink
-// that a user other than root and us can replace (dirfd.Swappable,
-// dirfd.UntrustedLink): SQLite would create the -journal, -wal and -shm
-// wherever that user points it, and a symlink that user planted in the
-// data directory makes this process convert (and back up) a database it
-// alone may write. The directory of path, its resolved form (SQLite
-// resolves the symlinks of the path it opens), and every symlink on the
-// way from link (the path the database was found at, when that is a
-// symlink) are checked.
-func swappable(path, link string) []Refusal {
+// swappable names a directory or symlink through which the database is
+// reached that a user other than root and us can replace
+// (dirfd.Swappable, dirfd.UntrustedLink), and why; empty when there is
+// none (the swappable-dir refusal). SQLite would create the -journal, -wal
+// and -shm wherever that user points it, and a symlink that user planted
+// in the data directory makes this process convert (and back up) a
+// database it alone may write. The directory of path, its resolved form
+// (SQLite resolves the symlinks of the path it opens), and every symlink
+// on the way from link (the path the database was found at, when that is
+// a symlink) are checked.
+func swappable(path, link string) (through, why string) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil
-	}
-	refuse := func(x, why string) []Refusal {
-		return []Refusal{{Reason: "swappable-dir",
-			Message: fmt.Sprintf("the database is reached through %s, and %s: SQLite opens the database and creates its -journal, -wal and -shm by path, so that user could send them elsewhere while this process writes them; nothing was changed", x, why),
-			Remedy:  []string{"convert as the user that owns the data directory (docker exec --user, su-exec, gosu), or move the database directly into the data directory"}}}
+		return "", ""
 	}
 	dirs := []string{filepath.Dir(abs)}
 	if r, err := filepath.EvalSymlinks(dirs[0]); err == nil && r != dirs[0] {
@@ -290,105 +227,40 @@ func swappable(path, link string) []Refusal {
 	}
 	for _, dir := range dirs {
 		if x, why := dirfd.Swappable(dir); x != "" {
-			return refuse(x, why)
+			return x, why
 		}
 	}
 	if link != "" {
-		if x, why := dirfd.UntrustedLink(link); x != "" {
-			return refuse(x, why)
-		}
+		return dirfd.UntrustedLink(link)
 	}
-	return nil
+	return "", ""
 }
 
-// sillyRenamed names the NFS silly-rename files beside db (check's
-// nfs-silly-rename): a refusal, or a note with opts.AllowUnverified. They
-// are evidence, not proof: a crashed client leaves them too, and no probe
-// here sees the processes of other NFS clients.
-func sillyRenamed(db *preflight.Database, opts Options, d *Database) []Refusal {
-	if len(db.NFSSillyRenamed) == 0 {
-		return nil
+// farSide watches the database's files for the quiet period and asks for
+// the operator's confirmation (the activity and needs-confirmation
+// rules): on these filesystems a process on the other side (the host
+// behind a VM share, another network client) is invisible to every probe.
+func farSide(ctx context.Context, cf *rules.ConvertFacts, opts Options, d *Database) {
+	a, err := activity.Watch(ctx, cf.DB.Path, opts.Watch)
+	cf.WatchErr, cf.Interrupted = err, err != nil && ctx.Err() != nil
+	if err == nil {
+		d.Watched = a.Interval
+		cf.Changed, cf.What = a.Changed, a.What
 	}
-	msg := fmt.Sprintf("NFS silly-rename files beside the database (%s): a process on some NFS client may still hold a deleted file of this directory open (an old copy of the database or its -wal) and write to it, or a crashed client left them", strings.Join(db.NFSSillyRenamed, ", "))
-	if opts.AllowUnverified {
-		why := " (--allow-unverified)"
-		if opts.Entrypoint {
-			why = " (the --on-unsafe convert policy converts when no writer was seen)"
-		}
-		d.Notes = append(d.Notes, msg+why)
-		return nil
+	if judged(rules.Convert(cf, rules.StageWatch), d) {
+		return
 	}
-	return []Refusal{{Reason: "nfs-silly-rename", Message: msg,
-		Remedy: []string{"on every machine that mounts this export, find the process that holds them (lsof +D " + shell.Quote(filepath.Dir(db.Path)) + ", or fuser on each .nfs file) and stop it",
-			"or, once you have made sure that no client holds them (a crashed client's leftovers): --allow-unverified"}}}
-}
-
-// unverifiedProbes lists the live-writer probes for db that could not run
-// fully. Docker "no-daemon" (no engine on this host) is not one of them.
-func unverifiedProbes(rep *preflight.Report, db *preflight.Database) []string {
-	var out []string
-	p := db.WriterProbes
-	if p.Processes != "ran" {
-		out = append(out, "processes: "+p.Processes)
-	}
-	if p.Locks != "ran" {
-		out = append(out, "locks: "+p.Locks)
-	}
-	switch {
-	case rep.Docker == nil:
-		out = append(out, "containers: not probed")
-	case rep.Docker.Status == docker.StatusNoDaemon:
-	case rep.Docker.Status != docker.StatusRan:
-		out = append(out, "containers: Docker "+rep.Docker.Status+nonEmptyPrefix(" (", rep.Docker.Err, ")"))
-	case !rep.Docker.Sure:
-		out = append(out, "containers: "+nonEmpty(rep.Docker.Err, "the engine's answer may be incomplete"))
-	}
-	for _, b := range p.Blind {
-		if strings.HasPrefix(b, "pods: ") {
-			out = append(out, b) // the Kubernetes API could not be asked fully
-		}
-		if strings.HasPrefix(b, "processes: ") && p.Processes == "ran" || strings.HasPrefix(b, "locks: ") && p.Locks == "ran" {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// farSide watches t's files for the quiet period and asks for the
-// operator's confirmation: on these filesystems a process on the other
-// side (the host behind a VM share, another network client) is invisible to
-// every probe.
-func farSide(ctx context.Context, t target, class mounts.Class, opts Options, d *Database) []Refusal {
-	a, err := activity.Watch(ctx, t.db.Path, opts.Watch)
-	if err != nil && ctx.Err() != nil {
-		return []Refusal{{Reason: "activity", Message: fmt.Sprintf("interrupted during the %s quiet period: the database files were not watched to the end, so nothing was converted", opts.Watch)}}
-	}
-	if err != nil {
-		return []Refusal{{Reason: "activity", Message: "could not watch the database files: " + err.Error()}}
-	}
-	d.Watched = a.Interval
-	if a.Changed {
-		return []Refusal{{Reason: "activity",
-			Message: fmt.Sprintf("the database files changed during a %s watch (%s) although no writer was found here: something on the other side of this %s filesystem is using it", opts.Watch, strings.Join(a.What, "; "), class),
-			Remedy:  []string{"stop the program that uses it on the host or the other machine, then run convert again"}}}
-	}
-	statement := fmt.Sprintf("%s is on a %s filesystem: processes on the other side (the host behind a VM share, other network clients) are invisible to every probe. Its files stayed unchanged for %s. Confirm that nothing outside this machine has it open", t.db.Path, class, opts.Watch)
 	switch {
 	case opts.Entrypoint:
-		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; choosing --on-unsafe convert stands for the operator's confirmation that nothing outside this machine has it open", class, opts.Watch))
-		return nil
+		cf.Confirmation = rules.ConfirmedByPolicy
 	case opts.Confirmed:
-		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; the operator confirmed (--yes) that nothing outside this machine has it open", class, opts.Watch))
-		return nil
+		cf.Confirmation = rules.ConfirmedByFlag
 	case opts.DryRun:
-		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; the conversion will ask to confirm that nothing outside this machine has it open (on a terminal, or --yes)", class, opts.Watch))
-		return nil
-	case opts.Confirm != nil && opts.Confirm(t.db.Path, statement):
-		d.Notes = append(d.Notes, fmt.Sprintf("%s filesystem: files quiet for %s; the operator confirmed on the terminal that nothing outside this machine has it open", class, opts.Watch))
-		return nil
+		cf.Confirmation = rules.ConfirmLater
+	case opts.Confirm != nil && opts.Confirm(cf.DB.Path, rules.ConfirmStatement(cf)):
+		cf.Confirmation = rules.ConfirmedOnTerminal
 	}
-	return []Refusal{{Reason: "needs-confirmation", Message: statement + " (no terminal to ask, or not confirmed)",
-		Remedy: []string{"stop every program that uses it on the other side, then run again with --yes"}}}
+	judged(rules.Convert(cf, rules.StageConfirm), d)
 }
 
 // recipe returns the commands that convert the refused databases from
@@ -405,7 +277,7 @@ func recipe(rep *preflight.Report, res *Result, opts Options) []string {
 			continue
 		}
 		for _, r := range d.Refusals {
-			if r.Reason == "writer" && strings.HasPrefix(r.Message, "process ") {
+			if r.Reason == string(rules.Writer) && strings.HasPrefix(r.Message, "process ") {
 				paths = append(paths, shell.Quote(d.Path))
 				break
 			}
@@ -467,13 +339,6 @@ func nonEmpty(s, def string) string {
 	return s
 }
 
-func nonEmptyPrefix(prefix, s, suffix string) string {
-	if s == "" {
-		return ""
-	}
-	return prefix + s + suffix
-}
-
 // walLossCommand is the convert command that accepts the WAL loss of the
 // database at path: opts.Program convert with the flags this run was given
 // (--to, --backup-dir, --verify, --watch, --yes) and --allow-unverified when
@@ -496,7 +361,7 @@ func walLossCommand(path string, opts Options, refusals []Refusal) string {
 	}
 	unverified := opts.AllowUnverified
 	for _, r := range refusals {
-		if r.Reason == "unverified" || r.Reason == "nfs-silly-rename" {
+		if r.Reason == string(rules.Unverified) || r.Reason == string(rules.NFSSillyRename) {
 			unverified = true
 		}
 	}

@@ -21,7 +21,11 @@ func TestFarSideInterrupted(t *testing.T) {
 	db.Path = path
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	refs := farSide(ctx, target{dir: &preflight.DataDir{Path: filepath.Dir(path)}, db: db}, mounts.ClassFUSE, Options{Watch: time.Minute}, &Database{})
+	opts := Options{Watch: time.Minute}
+	dir := &preflight.DataDir{Path: filepath.Dir(path), Mount: &mounts.Mount{Class: mounts.ClassFUSE}}
+	var d Database
+	farSide(ctx, convertFacts(&preflight.Report{}, target{dir: dir, db: db}, opts), opts, &d)
+	refs := d.Refusals
 	if len(refs) != 1 || !strings.HasPrefix(refs[0].Message, "interrupted during the 1m0s quiet period") || strings.Contains(refs[0].Message, "context canceled") {
 		t.Errorf("farSide(canceled context) = %+v, want one refusal saying the quiet period was interrupted", refs)
 	}

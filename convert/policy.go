@@ -8,14 +8,11 @@ import (
 
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/rules"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
-
-// unsafeWAL are the findings that make the entrypoint policy convert a
-// database.
-var unsafeWAL = map[string]bool{"wal-on-cross-vm": true, "wal-on-network-fs": true, "wal-on-fuse": true}
 
 // ConvertedBefore reads the state file of each data path (the directory
 // itself, or the directory of a database file) and returns the databases
@@ -58,13 +55,12 @@ func readStateBounded(ctx context.Context, dir string, timeout time.Duration) (S
 // preflight.WriterOptions.Converted: absolute, symlinks resolved, so the
 // same database matches however its data directory was spelled.
 func CanonicalPath(p string) string {
+	var db preflight.Database
+	db.Path = p
 	if r, err := mounts.ResolvePath(p); err == nil {
-		return r
+		db.ResolvedPath = r
 	}
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return filepath.Clean(p)
+	return db.Canonical()
 }
 
 func stateDirs(paths []string) []string {
@@ -114,7 +110,7 @@ func Policy(ctx context.Context, rep *preflight.Report, check preflight.Options)
 	states := map[string]State{}
 	reuse := map[string]string{}
 	for _, f := range rep.Findings {
-		if !unsafeWAL[f.ID] || f.Ignored {
+		if !rules.Wants(f, rules.ActConvert) || f.Ignored {
 			continue
 		}
 		r, refused, backup := priorAttempt(ctx, f.Path, dirOf[f.Path], check.Writers.Converted, states)

@@ -537,7 +537,7 @@ func TestFIFOSidecar(t *testing.T) {
 	}
 	var ids []string
 	for _, f := range o.r.Findings {
-		ids = append(ids, f.ID)
+		ids = append(ids, string(f.ID))
 	}
 	if !slices.Contains(ids, "sidecar-not-regular") || o.r.Verdict != preflight.VerdictUnsafe {
 		t.Errorf("check --deep (app.db-wal a FIFO) = %s %v, want unsafe with sidecar-not-regular", o.r.Verdict, ids)
@@ -587,7 +587,7 @@ func TestFIFOJournalDeep(t *testing.T) {
 	}
 	var ids []string
 	for _, f := range r.Findings {
-		ids = append(ids, f.ID)
+		ids = append(ids, string(f.ID))
 	}
 	if !slices.Contains(ids, "sidecar-not-regular") || !slices.Contains(ids, "integrity-not-checked") {
 		t.Errorf("check --deep (j.db-journal a FIFO) findings %v, want sidecar-not-regular and integrity-not-checked", ids)

@@ -477,7 +477,7 @@ func copyEntry(ctx context.Context, p, rel string, dbs map[string]bool, root *os
 	return nil, keepMeta(root, rel, fi, false)
 }
 
-const magic = "SQLite format 3\x00"
+const magic = sqlitefile.Magic
 
 // findDatabases returns the files under dir that start with the SQLite
 // header magic.
@@ -764,11 +764,11 @@ func unverified(rep *preflight.Report) string {
 			p := db.WriterProbes
 			if p.Processes != "" && p.Processes != "ran" && !seen["processes"] {
 				seen["processes"] = true
-				why = append(why, "processes: "+p.Processes)
+				why = append(why, "processes: "+string(p.Processes))
 			}
 			if p.Docker != "" && p.Docker != docker.StatusRan && p.Docker != docker.StatusNoDaemon && !seen["docker"] {
 				seen["docker"] = true
-				why = append(why, "containers: Docker "+p.Docker)
+				why = append(why, "containers: Docker "+string(p.Docker))
 			}
 		}
 	}

@@ -86,7 +86,7 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 	}
 	known := map[string]bool{}
 	for _, r := range preflight.Rules() {
-		known[r.ID] = true
+		known[string(r.ID)] = true
 	}
 	for _, id := range f.Ignore {
 		if !known[id] {

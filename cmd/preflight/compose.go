@@ -55,27 +55,9 @@ func (c *ComposeCmd) Run(g *Globals) error {
 	if c.Live && c.Docker == "off" {
 		return usageError(errors.New("--live needs the Docker Engine API; drop --docker off"))
 	}
-	opts := preflight.ComposeOptions{
-		Load: compose.LoadOptions{Files: c.File, ProjectDirectory: c.ProjectDirectory, ProjectName: c.ProjectName,
-			Profiles: c.Profile, EnvFiles: c.EnvFile},
-		DataDirs: c.DataDir, Platform: c.Platform, Live: c.Live, Ignore: c.Ignore,
-		Docker:    docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout},
-		FSTimeout: c.FSTimeout,
-		Plan:      compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: c.MigrateImage},
-	}
-	if g.Mountinfo != "" {
-		t, err := mounts.ReadFile(g.Mountinfo)
-		if err != nil {
-			return usageError(err)
-		}
-		opts.HostMounts = t
-	}
-	for _, f := range c.Catalogue {
-		cat, err := compose.ReadCatalogue(f)
-		if err != nil {
-			return usageError(err)
-		}
-		opts.Catalogue = cat.Merge(opts.Catalogue)
+	opts, err := c.options(g)
+	if err != nil {
+		return err
 	}
 	res, err := preflight.CheckCompose(g.ctx, opts)
 	if err != nil {
@@ -88,36 +70,8 @@ func (c *ComposeCmd) Run(g *Globals) error {
 	r, a := res.Report, res.Report.Compose
 	switch {
 	case c.Write:
-		if err := writeEdits(g, res.Edits, func() error {
-			l, err := compose.Load(g.ctx, opts.Load)
-			if err != nil {
-				return err
-			}
-			return a.Verify(l.Project)
-		}); err != nil {
+		if r, err = c.write(g, opts, res); err != nil {
 			return err
-		}
-		// Show the project as written, with what was rewritten.
-		if len(res.Edits) > 0 {
-			again, err := preflight.CheckCompose(g.ctx, opts)
-			if err != nil {
-				return fmt.Errorf("check the rewritten project: %w", err)
-			}
-			again.Report.Compose.Written = a.Rewrites
-			r = again.Report
-		}
-		if err := renderCompose(g.stdout, r, c.Format); err != nil {
-			return err
-		}
-		var notEdited []string
-		for _, rw := range a.Rewrites {
-			if rw.Refused != "" {
-				notEdited = append(notEdited, fmt.Sprintf("%s %s", rw.Service, rw.Target))
-			}
-		}
-		if len(notEdited) > 0 {
-			return &exitError{code: exitInternal, err: fmt.Errorf("compose --write: %d risky mounts were not edited (%s)", len(notEdited), strings.Join(notEdited, ", ")),
-				hints: []string{"edit them by hand as suggested above"}}
 		}
 	case c.Diff:
 		d, err := compose.UnifiedDiff(res.Edits, a.WorkingDir)
@@ -136,6 +90,73 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// options are the compose command's flags as preflight.ComposeOptions.
+func (c *ComposeCmd) options(g *Globals) (preflight.ComposeOptions, error) {
+	opts := preflight.ComposeOptions{
+		Load: compose.LoadOptions{Files: c.File, ProjectDirectory: c.ProjectDirectory, ProjectName: c.ProjectName,
+			Profiles: c.Profile, EnvFiles: c.EnvFile},
+		DataDirs: c.DataDir, Platform: c.Platform, Live: c.Live, Ignore: c.Ignore,
+		Docker:    docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout},
+		FSTimeout: c.FSTimeout,
+		Plan:      compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: c.MigrateImage},
+	}
+	if g.Mountinfo != "" {
+		t, err := mounts.ReadFile(g.Mountinfo)
+		if err != nil {
+			return opts, usageError(err)
+		}
+		opts.HostMounts = t
+	}
+	for _, f := range c.Catalogue {
+		cat, err := compose.ReadCatalogue(f)
+		if err != nil {
+			return opts, usageError(err)
+		}
+		opts.Catalogue = cat.Merge(opts.Catalogue)
+	}
+	return opts, nil
+}
+
+// write applies res's edits (--write), verifies the project as written,
+// renders it with what was rewritten, and returns the report to judge the
+// exit by: the project's as written. A risky mount left unedited is an
+// error.
+func (c *ComposeCmd) write(g *Globals, opts preflight.ComposeOptions, res *preflight.ComposeResult) (*preflight.Report, error) {
+	r, a := res.Report, res.Report.Compose
+	if err := writeEdits(g, res.Edits, func() error {
+		l, err := compose.Load(g.ctx, opts.Load)
+		if err != nil {
+			return err
+		}
+		return a.Verify(l.Project)
+	}); err != nil {
+		return nil, err
+	}
+	// Show the project as written, with what was rewritten.
+	if len(res.Edits) > 0 {
+		again, err := preflight.CheckCompose(g.ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("check the rewritten project: %w", err)
+		}
+		again.Report.Compose.Written = a.Rewrites
+		r = again.Report
+	}
+	if err := renderCompose(g.stdout, r, c.Format); err != nil {
+		return nil, err
+	}
+	var notEdited []string
+	for _, rw := range a.Rewrites {
+		if rw.Refused != "" {
+			notEdited = append(notEdited, fmt.Sprintf("%s %s", rw.Service, rw.Target))
+		}
+	}
+	if len(notEdited) > 0 {
+		return nil, &exitError{code: exitInternal, err: fmt.Errorf("compose --write: %d risky mounts were not edited (%s)", len(notEdited), strings.Join(notEdited, ", ")),
+			hints: []string{"edit them by hand as suggested above"}}
+	}
+	return r, nil
 }
 
 // warnLoader prints Compose's loader warnings as preflight's own warning
@@ -242,7 +263,34 @@ func renderCompose(w io.Writer, r *preflight.Report, format string) error {
 		fmt.Fprintf(&b, "engine: unknown (Docker API: %s): binds judged for both a VM engine and native Linux\n", r.Probes["docker"])
 	}
 	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	if err := renderMounts(&b, a); err != nil {
+		return err
+	}
+	renderFindings(&b, r.Findings, func(s string) string { return s })
+	if len(a.NotJudged) > 0 {
+		fmt.Fprintf(&b, "\nnot judged: %d read-write bind mounts whose content is unknown, of services whose images are not in the catalogue (declare data directories with --data-dir or label %s):\n", len(a.NotJudged), compose.LabelDataDir)
+		for _, n := range a.NotJudged {
+			fmt.Fprintf(&b, "  %s (%s): %s\n", n.Mount, rel(n.Source, a.WorkingDir), n.Why)
+		}
+	}
+	if len(a.Written) > 0 {
+		b.WriteString("\nrewritten (the table and findings above are the project as written):\n")
+		renderRewrites(&b, a.Written, a.WorkingDir)
+	}
+	if len(a.Rewrites) > 0 {
+		b.WriteString("\nsuggested rewrite (preflight compose --diff shows it, --write applies it):\n")
+		renderRewrites(&b, a.Rewrites, a.WorkingDir)
+	}
+	fmt.Fprintf(&b, "\nverdict: %s\n", r.Verdict)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// renderMounts writes the table of the project's service mounts: where
+// each comes from, whether it holds SQLite data and by which rule, and its
+// findings.
+func renderMounts(b *strings.Builder, a *compose.Analysis) error {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVICE\tTYPE\tSOURCE\tTARGET\tRW\tDATA\tRULE\tFINDINGS")
 	for _, m := range a.Mounts {
 		src := m.Source
@@ -281,39 +329,7 @@ func renderCompose(w io.Writer, r *preflight.Report, format string) error {
 			fmt.Fprintf(tw, "  live\t%s\t%s\t%s\t%v\t\t%s\t\n", l.Type, l.Source, m.Target, rwWord(l.RW), l.Container)
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(r.Findings) > 0 {
-		b.WriteString("\n")
-	}
-	for _, f := range r.Findings {
-		ign := ""
-		if f.Ignored {
-			ign = " (ignored)"
-		}
-		fmt.Fprintf(&b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, f.Message)
-		for _, rem := range f.Remedy {
-			fmt.Fprintf(&b, "  fix: %s\n", rem)
-		}
-	}
-	if len(a.NotJudged) > 0 {
-		fmt.Fprintf(&b, "\nnot judged: %d read-write bind mounts whose content is unknown, of services whose images are not in the catalogue (declare data directories with --data-dir or label %s):\n", len(a.NotJudged), compose.LabelDataDir)
-		for _, n := range a.NotJudged {
-			fmt.Fprintf(&b, "  %s (%s): %s\n", n.Mount, rel(n.Source, a.WorkingDir), n.Why)
-		}
-	}
-	if len(a.Written) > 0 {
-		b.WriteString("\nrewritten (the table and findings above are the project as written):\n")
-		renderRewrites(&b, a.Written, a.WorkingDir)
-	}
-	if len(a.Rewrites) > 0 {
-		b.WriteString("\nsuggested rewrite (preflight compose --diff shows it, --write applies it):\n")
-		renderRewrites(&b, a.Rewrites, a.WorkingDir)
-	}
-	fmt.Fprintf(&b, "\nverdict: %s\n", r.Verdict)
-	_, err := io.WriteString(w, b.String())
-	return err
+	return tw.Flush()
 }
 
 // renderRewrites writes each rewrite with its migration commands.

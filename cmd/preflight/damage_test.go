@@ -157,7 +157,7 @@ func TestDeepTornLastTransaction(t *testing.T) {
 	out, stderr, code := runMain(t, "check", "--deep", "--docker", "off", "--format", "json", dir)
 	r := decodeReport(t, out)
 	for _, f := range r.Findings {
-		if strings.HasPrefix(f.ID, "wal-") {
+		if strings.HasPrefix(string(f.ID), "wal-") {
 			t.Errorf("check --deep with a torn last transaction: finding %s %s: %s\n%s", f.ID, f.Level, f.Message, stderr)
 		}
 	}

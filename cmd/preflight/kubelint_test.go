@@ -95,7 +95,7 @@ func TestKubeStdinJSON(t *testing.T) {
 			if err := json.Compact(&b, f.Patch.Merge); err != nil {
 				t.Fatalf("finding %s patch %s: %v", f.ID, f.Patch.Merge, err)
 			}
-			got[f.ID] = b.String()
+			got[string(f.ID)] = b.String()
 		}
 	}
 	want := map[string]string{"replicas-on-sqlite-claim": `{"spec":{"parallelism":1}}`, "rwx-on-network-class": `{"spec":{"accessModes":["ReadWriteOnce"]}}`}

@@ -89,7 +89,7 @@ func decodeReport(t *testing.T, out string) preflight.Report {
 func findingIDs(r preflight.Report) []string {
 	var ids []string
 	for _, f := range r.Findings {
-		ids = append(ids, f.ID+":"+string(f.Level))
+		ids = append(ids, string(f.ID)+":"+string(f.Level))
 	}
 	return ids
 }

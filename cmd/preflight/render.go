@@ -59,19 +59,7 @@ func renderText(w io.Writer, r *preflight.Report) error {
 			}
 		}
 	}
-	if len(r.Findings) > 0 {
-		b.WriteString("\n")
-	}
-	for _, f := range r.Findings {
-		ign := ""
-		if f.Ignored {
-			ign = " (ignored)"
-		}
-		fmt.Fprintf(&b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, oneLine(f.Message))
-		for _, rem := range f.Remedy {
-			fmt.Fprintf(&b, "  fix: %s\n", oneLine(rem))
-		}
-	}
+	renderFindings(&b, r.Findings, oneLine)
 	fmt.Fprintf(&b, "\nverdict: %s (recommended journal mode: %s)\n", r.Verdict, r.JournalMode)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -161,30 +149,33 @@ func renderHealth(b *strings.Builder, db preflight.Database) {
 // when the Docker probe was turned off.
 func probesChecked(p preflight.WriterProbes) string {
 	var ran, not []string
-	for _, pr := range []struct{ name, status string }{
+	for _, pr := range []struct {
+		name   string
+		status preflight.ProbeStatus
+	}{
 		{"processes", p.Processes}, {"locks", p.Locks}, {"containers", p.Docker},
 	} {
 		switch pr.status {
-		case "ran":
+		case preflight.ProbeRan:
 			ran = append(ran, pr.name)
-		case "unsure":
+		case preflight.ProbeUnsure:
 			ran = append(ran, pr.name+" (partly)")
 		case docker.StatusNoDaemon:
 			ran = append(ran, pr.name+" (no Docker engine here)")
 		case docker.StatusOff:
 			not = append(not, pr.name+" (--docker off)")
 		default:
-			not = append(not, pr.name+" ("+pr.status+")")
+			not = append(not, pr.name+" ("+string(pr.status)+")")
 		}
 	}
 	switch p.Kube {
 	case "":
-	case "ran":
+	case preflight.ProbeRan:
 		ran = append(ran, "pods")
 	default:
-		not = append(not, "pods ("+p.Kube+")")
+		not = append(not, "pods ("+string(p.Kube)+")")
 	}
-	if p.Activity == "quiet" {
+	if p.Activity == preflight.ProbeQuiet {
 		ran = append(ran, "file activity")
 	}
 	s := "nothing checked"
@@ -203,4 +194,23 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// renderFindings writes a blank line and each finding with its fixes,
+// each text passed through clean ("LEVEL id (ignored): message", "  fix:
+// remedy"); nothing when there are none.
+func renderFindings(b *strings.Builder, fs []preflight.Finding, clean func(string) string) {
+	if len(fs) > 0 {
+		b.WriteString("\n")
+	}
+	for _, f := range fs {
+		ign := ""
+		if f.Ignored {
+			ign = " (ignored)"
+		}
+		fmt.Fprintf(b, "%s %s%s: %s\n", strings.ToUpper(string(f.Level)), f.ID, ign, clean(f.Message))
+		for _, rem := range f.Remedy {
+			fmt.Fprintf(b, "  fix: %s\n", clean(rem))
+		}
+	}
 }

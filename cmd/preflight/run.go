@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // RunCmd is `preflight run`: the ENTRYPOINT wrapper.
@@ -34,26 +35,9 @@ func (c *RunCmd) Run(g *Globals) error {
 	if err := needsLinux("run", false); err != nil {
 		return err
 	}
-	argv := append(c.Cmd, g.cmdArgs...)
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		return usageError(errors.New("run: no command given"), "usage: preflight run --data-dir DIR -- CMD [ARGS...]")
-	}
-	if strings.HasPrefix(argv[0], "-") {
-		return usageError(fmt.Errorf("run: unknown flag %s", argv[0]), "the application and its arguments go after --: preflight run --data-dir DIR -- CMD [ARGS...]")
-	}
-	var exports []string
-	for _, name := range c.ExportEnv {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		if !envName(name) {
-			return usageError(fmt.Errorf("run: --export-env %q: not an environment variable name (letters, digits and _, not starting with a digit)", name))
-		}
-		exports = append(exports, name)
+	argv, exports, err := c.command(g)
+	if err != nil {
+		return err
 	}
 	opts, err := c.options(g, nil)
 	if err != nil {
@@ -71,33 +55,8 @@ func (c *RunCmd) Run(g *Globals) error {
 		if c.OnUnsafe == "fail" {
 			return &exitError{code: exitInternal}
 		}
-	} else {
-		for _, f := range r.Findings {
-			logLine(g.stderr, c.LogFormat, f.Level, f.ID, f.Path, f.Message, f.Remedy)
-		}
-		for _, d := range r.DataDirs {
-			logLine(g.stderr, c.LogFormat, preflight.LevelInfo, "checked", d.Path, summary(d), nil)
-		}
-		if c.OnUnsafe == "convert" {
-			if err := c.convertUnsafe(g, r, opts); err != nil {
-				return err
-			}
-		}
-		// Starting the application could destroy the only copy of the data
-		// (SQLite removes a -wal beside an empty database file on open; an
-		// application that cannot open a damaged database may recreate it):
-		// whatever --on-unsafe says, unless the finding is ignored.
-		for _, f := range r.Findings {
-			why, ok := startRefusals[f.ID]
-			if ok && f.Level == preflight.LevelError {
-				logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", f.Path, fmt.Sprintf("not starting %s: %s (--ignore %s to start anyway)", argv[0], why, f.ID), nil)
-				return &exitError{code: exitUnsafe}
-			}
-		}
-		if r.Verdict == preflight.VerdictUnsafe && c.OnUnsafe == "fail" {
-			logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", "", fmt.Sprintf("not starting %s: unsafe (--on-unsafe fail)", argv[0]), nil)
-			return &exitError{code: exitUnsafe}
-		}
+	} else if err := c.logAndDecide(g, r, opts, argv[0]); err != nil {
+		return err
 	}
 
 	if err := g.ctx.Err(); err != nil {
@@ -117,6 +76,64 @@ func (c *RunCmd) Run(g *Globals) error {
 		return execError(argv[0], err)
 	}
 	return execError(argv[0], syscall.Exec(path, argv, env))
+}
+
+// command is the application's argv after --, and the --export-env names.
+func (c *RunCmd) command(g *Globals) (argv, exports []string, err error) {
+	argv = append(c.Cmd, g.cmdArgs...)
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return nil, nil, usageError(errors.New("run: no command given"), "usage: preflight run --data-dir DIR -- CMD [ARGS...]")
+	}
+	if strings.HasPrefix(argv[0], "-") {
+		return nil, nil, usageError(fmt.Errorf("run: unknown flag %s", argv[0]), "the application and its arguments go after --: preflight run --data-dir DIR -- CMD [ARGS...]")
+	}
+	for _, name := range c.ExportEnv {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !envName(name) {
+			return nil, nil, usageError(fmt.Errorf("run: --export-env %q: not an environment variable name (letters, digits and _, not starting with a digit)", name))
+		}
+		exports = append(exports, name)
+	}
+	return argv, exports, nil
+}
+
+// logAndDecide logs each finding and data directory of r, converts with
+// --on-unsafe convert, and returns the exit error that stops the start of
+// app: a finding whose rule refuses the start (rules.StartRefusal), or
+// --on-unsafe fail on an unsafe verdict; nil to start it.
+func (c *RunCmd) logAndDecide(g *Globals, r *preflight.Report, opts preflight.Options, app string) error {
+	for _, f := range r.Findings {
+		logLine(g.stderr, c.LogFormat, f.Level, string(f.ID), f.Path, f.Message, f.Remedy)
+	}
+	for _, d := range r.DataDirs {
+		logLine(g.stderr, c.LogFormat, preflight.LevelInfo, "checked", d.Path, summary(d), nil)
+	}
+	if c.OnUnsafe == "convert" {
+		if err := c.convertUnsafe(g, r, opts); err != nil {
+			return err
+		}
+	}
+	// Starting the application could destroy the only copy of the data
+	// (SQLite removes a -wal beside an empty database file on open; an
+	// application that cannot open a damaged database may recreate it):
+	// whatever --on-unsafe says, unless the finding is ignored.
+	for _, f := range r.Findings {
+		if why, ok := rules.StartRefusal(f); ok {
+			logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", f.Path, fmt.Sprintf("not starting %s: %s (--ignore %s to start anyway)", app, why, f.ID), nil)
+			return &exitError{code: exitUnsafe}
+		}
+	}
+	if r.Verdict == preflight.VerdictUnsafe && c.OnUnsafe == "fail" {
+		logLine(g.stderr, c.LogFormat, preflight.LevelError, "start-refused", "", fmt.Sprintf("not starting %s: unsafe (--on-unsafe fail)", app), nil)
+		return &exitError{code: exitUnsafe}
+	}
+	return nil
 }
 
 // execError maps a failed lookup or execve to tini's codes: 127 when the
@@ -226,11 +243,4 @@ func oneLine(s string) string {
 	}
 	q := strconv.Quote(s)
 	return q[1 : len(q)-1]
-}
-
-// startRefusals are the findings that stop run from starting the
-// application whatever --on-unsafe says, with the reason logged.
-var startRefusals = map[string]string{
-	"wal-without-database": "opening the database would delete its -wal and the data in it",
-	"db-header-damaged":    "the database's header is damaged; an application that fails to open it may recreate it and lose its -wal and what is left",
 }

@@ -49,8 +49,8 @@ func renderSARIF(w io.Writer, r *preflight.Report) error {
 	run.WithColumnKind("unicodeCodePoints")
 	index := map[string]int{}
 	for i, rl := range preflight.Rules() {
-		index[rl.ID] = i
-		run.AddRule(rl.ID).
+		index[string(rl.ID)] = i
+		run.AddRule(string(rl.ID)).
 			WithShortDescription(sarif.NewMultiformatMessageString(firstSentence(rl.Doc))).
 			WithFullDescription(sarif.NewMultiformatMessageString(rl.Doc)).
 			WithTextHelp(rl.Doc).
@@ -75,11 +75,11 @@ func renderSARIF(w io.Writer, r *preflight.Report) error {
 			}
 			pl.WithRegion(reg)
 		}
-		res := run.CreateResultForRule(f.ID).
+		res := run.CreateResultForRule(string(f.ID)).
 			WithLevel(sarifLevel(f.Level)).
 			WithMessage(sarif.NewTextMessage(findingText(f))).
 			WithLocations([]*sarif.Location{sarif.NewLocationWithPhysicalLocation(pl)})
-		if i, ok := index[f.ID]; ok {
+		if i, ok := index[string(f.ID)]; ok {
 			res.WithRuleIndex(i)
 		}
 		pb := sarif.NewPropertyBag()

@@ -127,7 +127,7 @@ func checkSARIFRules(t *testing.T, l sarifLog) {
 		t.Fatalf("SARIF rules: %d, want %d (one per finding ID)", len(got), len(want))
 	}
 	for i, rl := range want {
-		if got[i].ID != rl.ID || got[i].Help.Text != rl.Doc || got[i].DefaultConfiguration.Level != sarifLevel(rl.Level) {
+		if got[i].ID != string(rl.ID) || got[i].Help.Text != rl.Doc || got[i].DefaultConfiguration.Level != sarifLevel(rl.Level) {
 			t.Errorf("SARIF rule %d = %+v, want %s (%s) with help %q", i, got[i], rl.ID, sarifLevel(rl.Level), rl.Doc)
 		}
 	}

@@ -93,16 +93,9 @@ func renderContainerWriters(g *Globals, res docker.Result, what string) error {
 		if w.Mount.Type == docker.MountVolume {
 			src = w.Mount.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s:%s\t%s\n", w.Container.Name, shortID(w.Container.ID), w.Container.Image, w.Container.State, strings.TrimSpace(svc), src, w.Mount.Destination, w.Relation)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s:%s\t%s\n", w.Container.Name, docker.ShortID(w.Container.ID), w.Container.Image, w.Container.State, strings.TrimSpace(svc), src, w.Mount.Destination, w.Relation)
 	}
 	return tw.Flush()
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // renderSwarmWriters prints the Swarm services whose tasks mount what, one
@@ -149,7 +142,7 @@ func renderSwarmWriters(g *Globals, sw *docker.Swarm, what string) error {
 		for _, t := range tasks {
 			node := t.Node
 			if node == "" {
-				node = shortID(t.NodeID)
+				node = docker.ShortID(t.NodeID)
 			}
 			if t.OtherNode {
 				node += " (other node)"

@@ -239,6 +239,9 @@ const (
 	StatusNoDaemon    = "no-daemon"   // on a host, nothing configured an address and the default socket does not exist: no engine runs there
 	StatusDenied      = "denied"      // permission denied on the socket, or HTTP 401/403 from the engine or a proxy
 	StatusFailed      = "failed"      // anything else (bad endpoint, unexpected answer)
+	// StatusSkipped is set by callers that had no existing data path to
+	// ask about, so the engine was not contacted (Probe never returns it).
+	StatusSkipped = "skipped"
 )
 
 // Result is what Probe and WritersOf found.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	sqlite "github.com/glebarez/go-sqlite" // driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DefaultBusyTimeout is the busy timeout CheckIntegrity uses when
@@ -397,10 +398,10 @@ func failed(ctx context.Context, res *Integrity, step string, err error) {
 	switch {
 	case ctx.Err() != nil:
 		res.Err = fmt.Sprintf("check integrity: interrupted: %v", ctx.Err())
-	case code&0xff == 5 || code&0xff == 6: // SQLITE_BUSY, SQLITE_LOCKED
+	case code&0xff == sqlite3.SQLITE_BUSY || code&0xff == sqlite3.SQLITE_LOCKED:
 		res.Locked = true
 		res.Err = ErrTextLocked
-	case code == 776: // SQLITE_READONLY_ROLLBACK
+	case code == sqlite3.SQLITE_READONLY_ROLLBACK:
 		res.Err = ErrTextHotJournal
 	case isCorrupt(code):
 		res.Ran = true
@@ -413,7 +414,7 @@ func failed(ctx context.Context, res *Integrity, step string, err error) {
 // isCorrupt reports SQLITE_CORRUPT (11, any extended code) and
 // SQLITE_NOTADB (26).
 func isCorrupt(code int) bool {
-	return code >= 0 && (code&0xff == 11 || code&0xff == 26)
+	return code >= 0 && (code&0xff == sqlite3.SQLITE_CORRUPT || code&0xff == sqlite3.SQLITE_NOTADB)
 }
 
 // sqliteCode returns the extended result code of a driver error, or -1.

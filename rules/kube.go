@@ -1,4 +1,4 @@
-package preflight
+package rules
 
 import (
 	"fmt"
@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	"github.com/preflight-sqlite/preflight/internal/shell"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+	"github.com/preflight-sqlite/preflight/report"
 )
 
 // kubeRules are the findings from the Kubernetes API (probe/kube):
@@ -17,18 +19,18 @@ import (
 // writer rules in init.
 var kubeRules = []rule{
 	{
-		Rule: Rule{"live-writer-pod", LevelInfo, "another pod mounts this database's storage read-write (the same claim, or another PV with the same NFS export or CSI volume handle; Kubernetes API): on another node it is another kernel, warn, and error for WAL on a network filesystem"}, onDB: true,
+		Rule: Rule{LiveWriterPod, LevelInfo, "another pod mounts this database's storage read-write (the same claim, or another PV with the same NFS export or CSI volume handle; Kubernetes API): on another node it is another kernel, warn, and error for WAL on a network filesystem"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
 			var who []string
 			lvl := LevelInfo
 			for _, w := range s.db.Writers {
-				if w.Kind != "pod" {
+				if w.Kind != report.WriterPod {
 					continue
 				}
 				who = append(who, fmt.Sprintf("%s, %s", w.Name(), w.Pod.Relation))
 				switch {
 				case w.Pod.SameNode:
-				case s.db.JournalMode == sqlitefile.JournalWAL && unsafeForWAL(s.class()):
+				case s.db.JournalMode == sqlitefile.JournalWAL && policy.WALUnsafe(s.class()):
 					lvl = LevelError
 				case lvl != LevelError:
 					lvl = LevelWarn
@@ -52,7 +54,7 @@ var kubeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"rolling-update-on-sqlite-claim", LevelWarn, "our pod's Deployment updates with RollingUpdate (maxSurge above 0) on a claim that holds SQLite data: every rollout starts the new pod beside the old one on the same database"}, onDB: true,
+		Rule: Rule{RollingUpdateOnSQLiteClaim, LevelWarn, "our pod's Deployment updates with RollingUpdate (maxSurge above 0) on a claim that holds SQLite data: every rollout starts the new pod beside the old one on the same database"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
 			o, pp := kubeOwnerClaim(s)
 			if o == nil || o.Kind != "Deployment" || !o.Surges {
@@ -70,14 +72,14 @@ var kubeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"replicas-on-sqlite-claim", LevelWarn, "our pod's owner runs more than one replica on one claim that holds SQLite data: every replica writes the same database (error for WAL on a network filesystem)"}, onDB: true,
+		Rule: Rule{ReplicasOnSQLiteClaim, LevelWarn, "our pod's owner runs more than one replica on one claim that holds SQLite data: every replica writes the same database (error for WAL on a network filesystem)"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
 			o, pp := kubeOwnerClaim(s)
 			if o == nil || o.Replicas < 2 || ownClaim(o, pp.Claim) {
 				return "", "", false
 			}
 			lvl := LevelWarn
-			if s.db.JournalMode == sqlitefile.JournalWAL && unsafeForWAL(s.class()) {
+			if s.db.JournalMode == sqlitefile.JournalWAL && policy.WALUnsafe(s.class()) {
 				lvl = LevelError
 			}
 			return fmt.Sprintf("%s is on claim %s, mounted by all %d replicas of %s %s/%s", filepath.Base(s.db.Path), pp.Claim, o.Replicas, o.Kind, s.r.Kube.Pod.Namespace, o.Name), lvl, true
@@ -92,13 +94,13 @@ var kubeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"kube-unreachable", LevelInfo, "the Kubernetes API did not answer (unreachable, timed out, failed, or our pod was not found), so other pods could not be checked: reported when a database exists (error with --kube required, always)"}, onReport: true,
+		Rule: Rule{KubeUnreachable, LevelInfo, "the Kubernetes API did not answer (unreachable, timed out, failed, or our pod was not found), so other pods could not be checked: reported when a database exists (error with --kube required, always)"}, scope: ScopeReport,
 		match: func(s subject) (string, Level, bool) {
 			k := s.r.Kube
 			if k == nil {
 				return "", "", false
 			}
-			required := s.opt.Kube.Mode == kube.ModeRequired
+			required := s.opt.KubeRequired
 			switch k.Status {
 			case kube.StatusUnreachable, kube.StatusTimeout, kube.StatusFailed:
 			case kube.StatusDenied:
@@ -126,14 +128,14 @@ var kubeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"kube-permission-denied", LevelInfo, "RBAC refused a request the Kubernetes probe needs (the verb and resource are named), so other pods may have been missed: reported when a database exists (error with --kube required)"}, onReport: true,
+		Rule: Rule{KubePermissionDenied, LevelInfo, "RBAC refused a request the Kubernetes probe needs (the verb and resource are named), so other pods may have been missed: reported when a database exists (error with --kube required)"}, scope: ScopeReport,
 		match: func(s subject) (string, Level, bool) {
 			k := s.r.Kube
 			if k == nil || len(k.Denied) == 0 {
 				return "", "", false
 			}
 			lvl := Level("")
-			if s.opt.Kube.Mode == kube.ModeRequired {
+			if s.opt.KubeRequired {
 				lvl = LevelError
 			} else if !anyDatabase(s.r) {
 				return "", "", false
@@ -216,95 +218,13 @@ func ownClaim(o *kube.Owner, claim string) bool {
 	return false
 }
 
-// attributePods adds the pods that mount db's storage read-write to
-// db.Writers and says in db.WriterProbes how sure the Kubernetes probe is.
-func attributePods(db *Database, k *kube.Result) {
-	p := &db.WriterProbes
-	switch k.Status {
-	case kube.StatusOff, kube.StatusNotInCluster, "":
-		return
-	}
-	p.Kube = string(k.Status)
-	var path *kube.Path
-	for i := range k.Paths {
-		if k.Paths[i].Path == db.Path {
-			path = &k.Paths[i]
-		}
-	}
-	switch {
-	case k.Status == kube.StatusNoPod && (k.Config == nil || k.Config.Source != "in-cluster"):
-	case k.Status != kube.StatusRan && k.Status != kube.StatusDenied, path == nil:
-		p.Blind = append(p.Blind, "pods: Kubernetes API "+string(k.Status)+nonEmptyPrefix(": ", k.Err))
-	case !path.Sure:
-		p.Blind = append(p.Blind, "pods: "+nonEmpty(k.Err, "the API's answer is incomplete"))
-	}
-	if path == nil {
-		return
-	}
-	for i := range path.Writers {
-		w := path.Writers[i]
-		db.Writers = append(db.Writers, Writer{Kind: "pod", Pod: &w, Relation: w.Relation})
-	}
-}
-
-// podName describes a writer pod in one phrase.
-func podName(w *kube.Writer) string {
-	s := fmt.Sprintf("pod %s/%s (", w.Namespace, w.Name)
-	if w.Node != "" {
-		s += "node " + w.Node
-		if w.SameNode {
-			s += ", ours"
-		} else {
-			s += ", another node"
-		}
-	} else {
-		s += "not scheduled"
-	}
-	s += ", " + nonEmpty(w.Phase, "phase unknown")
-	if w.OwnerKind != "" {
-		s += ", " + w.OwnerKind + " " + w.OwnerName
-	}
-	return s + ")"
-}
-
-// podStop is the command that stops a writer pod for good: scale its
-// controller down, or delete a bare pod.
-func podStop(w *kube.Writer) string {
-	ns := shell.Quote(w.Namespace)
-	switch w.OwnerKind {
-	case "Deployment", "StatefulSet", "ReplicaSet":
-		return fmt.Sprintf("kubectl -n %s scale %s %s --replicas=0 (or remove the claim from its pod template)", ns, strings.ToLower(w.OwnerKind), shell.Quote(w.OwnerName))
-	case "Job", "CronJob":
-		return fmt.Sprintf("kubectl -n %s delete %s %s", ns, strings.ToLower(w.OwnerKind), shell.Quote(w.OwnerName))
-	case "DaemonSet":
-		return fmt.Sprintf("remove the volume from DaemonSet %s (kubectl -n %s edit daemonset %s): it runs one pod per node", w.OwnerName, ns, shell.Quote(w.OwnerName))
-	case "":
-		return fmt.Sprintf("kubectl -n %s delete pod %s", ns, shell.Quote(w.Name))
-	}
-	return fmt.Sprintf("stop %s %s, then kubectl -n %s delete pod %s", w.OwnerKind, w.OwnerName, ns, shell.Quote(w.Name))
-}
-
-// kubeWorst is c, or the class the Kubernetes objects give a checked path
-// when that is riskier (unknown drivers excepted, as in kubeClass).
-func kubeWorst(r *Report, c mounts.Class) mounts.Class {
-	if r.Kube == nil {
-		return c
-	}
-	for _, p := range r.Kube.Paths {
-		if k := p.Storage.Class; k != "" && k != mounts.ClassUnknown && riskier(k, c) {
-			c = k
-		}
-	}
-	return c
-}
-
 // kubeReason says which Kubernetes object gave the subject its class, when
 // that class is riskier than the mount table's ("PV data-pv: nfs
 // 10.0.0.5:/export, claim data; the mount table says ext4 /dev/sda1").
 func kubeReason(s subject) (string, bool) {
 	k, ok := kubeClass(s)
 	m := s.mount()
-	if !ok || m == nil || !riskier(k, m.Class) {
+	if !ok || m == nil || !policy.Riskier(k, m.Class) {
 		return "", false
 	}
 	pp := kubePath(s)

@@ -1,4 +1,4 @@
-package preflight
+package rules
 
 import (
 	"encoding/json"
@@ -9,7 +9,9 @@ import (
 	"github.com/preflight-sqlite/preflight/internal/kubeapi"
 	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/manifest"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/report"
 )
 
 // manifestRules judge Kubernetes manifests (preflight kube), one workload
@@ -18,7 +20,7 @@ import (
 // a JSON merge patch fixes it, carries that patch (kubePatches).
 var manifestRules = []rule{
 	{
-		Rule: Rule{"rolling-update-on-sqlite-claim", LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem)"}, onManifest: true,
+		Rule: Rule{RollingUpdateOnSQLiteClaim, LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.Kind != manifest.KindDeployment || !w.Surge || !kubeShared(s.km) {
@@ -38,7 +40,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"replicas-on-sqlite-claim", LevelWarn, "kube: a Deployment, StatefulSet, ReplicaSet or Job runs more than one pod (replicas or parallelism above 1) on one volume that holds SQLite data (error on a network filesystem)"}, onManifest: true,
+		Rule: Rule{ReplicasOnSQLiteClaim, LevelWarn, "kube: a Deployment, StatefulSet, ReplicaSet or Job runs more than one pod (replicas or parallelism above 1) on one volume that holds SQLite data (error on a network filesystem)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.PerNode || w.Kind == manifest.KindPod || w.Replicas <= 1 || !kubeShared(s.km) {
@@ -58,7 +60,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"cronjob-overlap-on-sqlite-claim", LevelWarn, "kube: a CronJob whose runs may overlap (concurrencyPolicy Allow, the default) mounts a shared volume that holds SQLite data: a run that outlasts its interval has the next one start beside it (error on a network filesystem)"}, onManifest: true,
+		Rule: Rule{CronjobOverlapOnSQLiteClaim, LevelWarn, "kube: a CronJob whose runs may overlap (concurrencyPolicy Allow, the default) mounts a shared volume that holds SQLite data: a run that outlasts its interval has the next one start beside it (error on a network filesystem)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.Kind != manifest.KindCronJob || !w.Overlap || !kubeShared(s.km) {
@@ -74,7 +76,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"rwx-on-network-class", LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn RWX, ...): pods on several nodes may write it, and their locks never meet (warn for a StatefulSet's volumeClaimTemplate, a claim per replica, and when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, onManifest: true,
+		Rule: Rule{RWXOnNetworkClass, LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn RWX, ...): pods on several nodes may write it, and their locks never meet (warn for a StatefulSet's volumeClaimTemplate, a claim per replica, and when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || !slices.Contains(c.AccessModes, kubeapi.ReadWriteMany) || !kubeFirstOfClaim(s) {
@@ -102,7 +104,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"daemonset-on-sqlite-claim", LevelError, "kube: a DaemonSet (one pod on every node) mounts a shared volume that holds SQLite data: every node's pod writes the one database from its own kernel"}, onManifest: true,
+		Rule: Rule{DaemonsetOnSQLiteClaim, LevelError, "kube: a DaemonSet (one pod on every node) mounts a shared volume that holds SQLite data: every node's pod writes the one database from its own kernel"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || !w.PerNode || !kubeShared(s.km) || s.km.Source == "hostPath" {
@@ -118,7 +120,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"shared-sqlite-claim", LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem)"}, onManifest: true,
+		Rule: Rule{SharedSQLiteClaim, LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || c.Template != "" || !kubeFirstOfClaim(s) {
@@ -139,15 +141,13 @@ var manifestRules = []rule{
 	},
 }
 
-func init() { rules = append(rules, manifestRules...) }
-
 // kubePatches give, for a finding ID, the JSON merge patch that fixes it
 // (nil when none does); evaluateManifests attaches it to the finding.
-var kubePatches = map[string]func(s subject) *KubePatch{
-	"rolling-update-on-sqlite-claim": func(s subject) *KubePatch {
+var kubePatches = map[ID]func(s subject) *report.KubePatch{
+	RollingUpdateOnSQLiteClaim: func(s subject) *report.KubePatch {
 		return workloadPatch(s, `{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}`)
 	},
-	"replicas-on-sqlite-claim": func(s subject) *KubePatch {
+	ReplicasOnSQLiteClaim: func(s subject) *report.KubePatch {
 		switch kubeWorkload(s).Kind {
 		case manifest.KindJob:
 			return workloadPatch(s, `{"spec":{"parallelism":1}}`)
@@ -156,8 +156,8 @@ var kubePatches = map[string]func(s subject) *KubePatch{
 		}
 		return workloadPatch(s, `{"spec":{"replicas":1}}`)
 	},
-	"rwx-on-network-class": claimPatch,
-	"cronjob-overlap-on-sqlite-claim": func(s subject) *KubePatch {
+	RWXOnNetworkClass: claimPatch,
+	CronjobOverlapOnSQLiteClaim: func(s subject) *report.KubePatch {
 		return workloadPatch(s, `{"spec":{"concurrencyPolicy":"Forbid"}}`)
 	},
 }
@@ -167,8 +167,8 @@ var kubePatches = map[string]func(s subject) *KubePatch{
 func evaluateManifests(r *Report, base subject) []Finding {
 	var out []Finding
 	for i := range r.Manifests.Mounts {
-		for _, rl := range rules {
-			if !rl.onManifest {
+		for _, rl := range table {
+			if rl.scope != ScopeManifest {
 				continue
 			}
 			s := base
@@ -218,7 +218,7 @@ func manifestClass(s subject) mounts.Class {
 // kubeLevel is error when the mount's storage is a network (or other
 // WAL-unsafe) filesystem, else the rule's level.
 func kubeLevel(s subject) Level {
-	if unsafeForWAL(manifestClass(s)) {
+	if policy.WALUnsafe(manifestClass(s)) {
 		return LevelError
 	}
 	return ""
@@ -227,7 +227,7 @@ func kubeLevel(s subject) Level {
 // kubeTwoKernels says what the mount's storage makes of two writers.
 func kubeTwoKernels(s subject) string {
 	switch c := manifestClass(s); {
-	case unsafeForWAL(c):
+	case policy.WALUnsafe(c):
 		return "(this one: " + string(c) + ") pods on two nodes are two kernels whose locks never meet, which corrupts a WAL database"
 	case c == mounts.ClassUnknown:
 		return "(this one's storage is unknown here) pods on two nodes are two kernels whose locks never meet, which corrupts a WAL database"
@@ -290,21 +290,21 @@ func kubeOtherWriters(s subject) []string {
 
 // workloadPatch is a merge patch of the subject's workload, which kubectl
 // patch applies to the live object.
-func workloadPatch(s subject, patch string) *KubePatch {
+func workloadPatch(s subject, patch string) *report.KubePatch {
 	w := kubeWorkload(s)
 	cmd := fmt.Sprintf("kubectl patch %s %s", strings.ToLower(w.Kind), shell.Quote(w.Name))
 	if w.Namespace != "" {
 		cmd += " -n " + shell.Quote(w.Namespace)
 	}
 	cmd += " --type merge -p " + shell.Quote(patch)
-	return &KubePatch{Kind: w.Kind, Name: w.Name, Namespace: w.Namespace, At: w.At, Merge: json.RawMessage(patch), Live: true, Command: cmd}
+	return &report.KubePatch{Kind: w.Kind, Name: w.Name, Namespace: w.Namespace, At: w.At, Merge: json.RawMessage(patch), Live: true, Command: cmd}
 }
 
 // claimPatch is the merge patch that gives the subject's claim (or its
 // StatefulSet's volumeClaimTemplates) one writer's access mode. Access
 // modes cannot change on a created claim: the patch is for the manifest
 // (kubectl patch --local -f FILE when the file holds that object alone).
-func claimPatch(s subject) *KubePatch {
+func claimPatch(s subject) *report.KubePatch {
 	c := kubeClaim(s)
 	o := s.r.Manifests.Object(c.Object)
 	if o == nil {
@@ -323,7 +323,7 @@ func claimPatch(s subject) *KubePatch {
 	if patch == nil {
 		return nil
 	}
-	p := &KubePatch{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, At: o.At, Merge: patch}
+	p := &report.KubePatch{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, At: o.At, Merge: patch}
 	if n := s.r.Manifests.ObjectsIn(o.At.File); n == 1 && o.At.File != "-" {
 		p.Command = fmt.Sprintf("kubectl patch --local -f %s --type merge -p %s -o yaml", shell.Quote(o.At.File), shell.Quote(string(patch)))
 	}
@@ -355,4 +355,10 @@ func templatesPatch(o *manifest.Object, name, mode string) []byte {
 		return nil
 	}
 	return b
+}
+
+// ManifestClass is the class of the storage behind workload volume i of
+// r.Manifests (manifestClass).
+func ManifestClass(r *Report, i int) mounts.Class {
+	return manifestClass(subject{r: r, km: &r.Manifests.Mounts[i]})
 }

@@ -1,10 +1,11 @@
-package preflight
+package rules
 
 import (
 	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
@@ -14,7 +15,7 @@ import (
 // writer rules (init in rules.go).
 var shareRules = []rule{
 	{
-		Rule: Rule{"share-without-locks", LevelInfo, "a data directory on a cross-VM share, or on a network mount whose byte-range locks stay local (nolock, nobrl, local_lock=all): even in DELETE mode its databases must be opened from one side only"},
+		Rule: Rule{ShareWithoutLocks, LevelInfo, "a data directory on a cross-VM share, or on a network mount whose byte-range locks stay local (nolock, nobrl, local_lock=all): even in DELETE mode its databases must be opened from one side only"},
 		match: func(s subject) (string, Level, bool) {
 			m := s.dir.Mount
 			// Not inspected: the journal modes are unknown, and
@@ -30,7 +31,7 @@ var shareRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"nfs-soft-mount", LevelWarn, "a data directory on an NFS mount with the soft (or softerr) option: a slow server makes writes fail with I/O errors mid-transaction"},
+		Rule: Rule{NFSSoftMount, LevelWarn, "a data directory on an NFS mount with the soft (or softerr) option: a slow server makes writes fail with I/O errors mid-transaction"},
 		match: func(s subject) (string, Level, bool) {
 			m := s.dir.Mount
 			if m == nil || !m.Soft {
@@ -44,7 +45,7 @@ var shareRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"nfs-silly-rename", LevelWarn, "NFS silly-rename files (.nfs and hex digits) beside a database: a process on some NFS client may still hold a deleted file of that directory (an old database or -wal), or a crashed client left them; evidence, not proof"}, onDB: true,
+		Rule: Rule{NFSSillyRename, LevelWarn, "NFS silly-rename files (.nfs and hex digits) beside a database: a process on some NFS client may still hold a deleted file of that directory (an old database or -wal), or a crashed client left them; evidence, not proof"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
 			names := s.db.NFSSillyRenamed
 			if len(names) == 0 || sameDirReported(s) {
@@ -121,7 +122,7 @@ func noLockOptions(opts string) []string {
 func hasUnsafeWAL(s subject) bool {
 	for i := range s.dir.Databases {
 		db := &s.dir.Databases[i]
-		if db.JournalMode == sqlitefile.JournalWAL && unsafeForWAL(subject{dir: s.dir, db: db}.class()) {
+		if db.JournalMode == sqlitefile.JournalWAL && policy.WALUnsafe(subject{dir: s.dir, db: db}.class()) {
 			return true
 		}
 	}
@@ -132,13 +133,13 @@ func hasUnsafeWAL(s subject) bool {
 // directory keeps its -wal in the same directory: the silly-rename files
 // there are reported once.
 func sameDirReported(s subject) bool {
-	dir := filepath.Dir(s.db.resolved)
+	dir := filepath.Dir(s.db.ResolvedPath)
 	for i := range s.dir.Databases {
 		db := &s.dir.Databases[i]
 		if db == s.db {
 			return false
 		}
-		if filepath.Dir(db.resolved) == dir && len(db.NFSSillyRenamed) > 0 {
+		if filepath.Dir(db.ResolvedPath) == dir && len(db.NFSSillyRenamed) > 0 {
 			return true
 		}
 	}
@@ -167,7 +168,7 @@ func unraidPoolRemedy(s subject) (string, bool) {
 	dir := s.dir.Path
 	if s.db != nil {
 		dir = filepath.Dir(s.db.Path)
-	} else if s.dir.dbFile {
+	} else if s.dir.DBFile {
 		dir = filepath.Dir(dir)
 	}
 	where := "/mnt/cache/SHARE/... (or /mnt/POOL/... for another pool)"

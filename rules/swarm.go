@@ -1,4 +1,4 @@
-package preflight
+package rules
 
 import (
 	"fmt"
@@ -7,19 +7,19 @@ import (
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/internal/shell"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
-	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
 
 // swarmRules judge what a Swarm manager says about the services whose
 // tasks mount a database's data (probe/docker Swarm), and the deploy:
 // section of the compose services that mount a data directory (the same
-// file deploys to Swarm with docker stack deploy); appended to rules in
-// init (rules.go), after the writer rules.
+// file deploys to Swarm with docker stack deploy); table.go places them
+// after the report rules.
 var swarmRules = []rule{
 	{
-		Rule: Rule{"live-writer-task", LevelError, "a Swarm task on another node (another kernel) mounts this database's data read-write on storage both nodes reach (a network volume or filesystem): no lock, process or activity probe here sees it; error in WAL mode, warn in DELETE mode (two writers across network locks)"}, onDB: true,
+		Rule: Rule{LiveWriterTask, LevelError, "a Swarm task on another node (another kernel) mounts this database's data read-write on storage both nodes reach (a network volume or filesystem): no lock, process or activity probe here sees it; error in WAL mode, warn in DELETE mode (two writers across network locks)"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
 			var who []string
 			for _, svc := range swarmServices(s) {
@@ -49,7 +49,7 @@ var swarmRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"replicas-on-sqlite-volume", LevelWarn, "a Swarm service (or, in compose, a service's deploy: section) that mounts a data directory read-write runs more than one task at once: replicas above 1 or mode global; every task beyond the first is a second writer on one node, or a second copy of the database on another"}, onDB: true,
+		Rule: Rule{ReplicasOnSQLiteVolume, LevelWarn, "a Swarm service (or, in compose, a service's deploy: section) that mounts a data directory read-write runs more than one task at once: replicas above 1 or mode global; every task beyond the first is a second writer on one node, or a second copy of the database on another"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
 			var who []string
 			for _, svc := range swarmServices(s) {
@@ -73,7 +73,7 @@ var swarmRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"start-first-on-sqlite-volume", LevelWarn, "a Swarm service (or, in compose, a service's deploy: section) that mounts a data directory read-write updates or rolls back start-first: the new task starts beside the old one, two writers during every update"}, onDB: true,
+		Rule: Rule{StartFirstOnSQLiteVolume, LevelWarn, "a Swarm service (or, in compose, a service's deploy: section) that mounts a data directory read-write updates or rolls back start-first: the new task starts beside the old one, two writers during every update"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
 			var who []string
 			for _, svc := range swarmServices(s) {
@@ -97,7 +97,7 @@ var swarmRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"services-not-visible", LevelInfo, "the engine is a Swarm node whose services and tasks could not be listed (a worker: only managers answer; or a manager behind a socket proxy that denies /services or /tasks): tasks on other nodes that mount the same data are not known; warn when a data directory is on a network or FUSE filesystem, which other nodes may mount too"}, onReport: true,
+		Rule: Rule{ServicesNotVisible, LevelInfo, "the engine is a Swarm node whose services and tasks could not be listed (a worker: only managers answer; or a manager behind a socket proxy that denies /services or /tasks): tasks on other nodes that mount the same data are not known; warn when a data directory is on a network or FUSE filesystem, which other nodes may mount too"}, scope: ScopeReport,
 		match: func(s subject) (string, Level, bool) {
 			d := s.r.Docker
 			if d == nil || d.Swarm == nil || d.Swarm.ServicesVisible || !anyDatabase(s.r) {
@@ -109,7 +109,7 @@ var swarmRules = []rule{
 			}
 			lvl := LevelInfo
 			for _, dir := range s.r.DataDirs {
-				if sharedClass(subject{dir: &dir}.class()) {
+				if policy.OtherMachines(subject{dir: &dir}.class()) {
 					lvl = LevelWarn
 				}
 			}
@@ -120,7 +120,7 @@ var swarmRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"replicas-on-sqlite-volume", LevelWarn, ""}, onCompose: true,
+		Rule: Rule{ReplicasOnSQLiteVolume, LevelWarn, ""}, scope: ScopeCompose,
 		match: func(s subject) (string, Level, bool) {
 			m, d := s.cm, s.cm.Deploy
 			if !composeWriterMount(m) || d.Mode != compose.DeployGlobal && d.Replicas <= 1 {
@@ -139,7 +139,7 @@ var swarmRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"start-first-on-sqlite-volume", LevelWarn, ""}, onCompose: true,
+		Rule: Rule{StartFirstOnSQLiteVolume, LevelWarn, ""}, scope: ScopeCompose,
 		match: func(s subject) (string, Level, bool) {
 			m := s.cm
 			if !composeWriterMount(m) {
@@ -179,7 +179,7 @@ func swarmServices(s subject) []docker.Service {
 // filesystem here (a bind of a path every node mounts from one server).
 // Tasks on this node are containers, judged by live-writer-container.
 func remoteTasks(s subject, svc docker.Service) []docker.Task {
-	if !svc.Shared && !sharedClass(s.class()) {
+	if !svc.Shared && !policy.OtherMachines(s.class()) {
 		return nil
 	}
 	var out []docker.Task
@@ -189,12 +189,6 @@ func remoteTasks(s subject, svc docker.Service) []docker.Task {
 		}
 	}
 	return out
-}
-
-// sharedClass reports whether a filesystem of class c may be the same
-// storage on another machine.
-func sharedClass(c mounts.Class) bool {
-	return c == mounts.ClassNetwork || c == mounts.ClassFUSE
 }
 
 // oneTask says how to leave svc one task (several replicas, global), or
@@ -278,7 +272,7 @@ func composeWriterMount(m *compose.Mount) bool {
 // filesystem (tasks on several nodes write one file), else warn; warn for
 // a possible data directory.
 func composeDeployLevel(m *compose.Mount) Level {
-	if m.Volume != nil && m.Volume.NetworkFS != "" || m.HostFS != nil && sharedClass(m.HostFS.Class) {
+	if m.Volume != nil && m.Volume.NetworkFS != "" || m.HostFS != nil && policy.OtherMachines(m.HostFS.Class) {
 		return confidenceLevel(m, LevelError)
 	}
 	return LevelWarn

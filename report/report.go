@@ -1,6 +1,12 @@
-package preflight
+// Package report holds the one document every judging command produces:
+// the facts the probes found (data directories, databases, writers, probe
+// statuses) and the findings the rules table (package rules) made of them.
+// Its JSON shape is schema preflight/v1 and does not change within it.
+package report
 
 import (
+	"encoding/json"
+
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/probe/activity"
@@ -27,7 +33,8 @@ const (
 	LevelError Level = "error"
 )
 
-func (l Level) rank() int {
+// Rank orders levels: info 0, warn 1, error 2.
+func (l Level) Rank() int {
 	switch l {
 	case LevelWarn:
 		return 1
@@ -48,10 +55,15 @@ const (
 	VerdictUnsafe Verdict = "unsafe"
 )
 
+// ID is a finding's stable, kebab-case identifier (usable with --ignore).
+// Every ID is a constant of package rules, documented in the README's
+// findings tables; the JSON and text forms are the bare string.
+type ID string
+
 // Finding is one judgement made by a rule.
 type Finding struct {
-	// ID is stable and kebab-case (see Rules); usable with --ignore.
-	ID string `json:"id"`
+	// ID is stable and kebab-case (see rules.Table); usable with --ignore.
+	ID ID `json:"id"`
 	// Level is the rule's level, or info when the finding is ignored.
 	Level Level `json:"level"`
 	// Path is the data directory or database the finding is about.
@@ -142,9 +154,9 @@ type Database struct {
 	// 0x00000000"; empty otherwise.
 	DamagedWALErr string `json:"damaged_db_wal_error,omitempty"`
 
-	// resolved is the database path with symlinks resolved: where SQLite
-	// creates its -wal and -shm.
-	resolved string
+	// ResolvedPath is the database path with symlinks resolved: where
+	// SQLite creates its -wal and -shm. Not in the JSON.
+	ResolvedPath string `json:"-"`
 }
 
 // DataDir is one checked path: a data directory or a database file.
@@ -188,11 +200,13 @@ type DataDir struct {
 	// FSProbe is the --probe-fs result.
 	FSProbe *health.FSResult `json:"fs_probe,omitempty"`
 
-	// saved is set when the mount table is a saved one (--mountinfo): a path
-	// missing here is on the machine the table came from, not missing.
-	saved bool
-	// dbFile is set when Path names a database file, not a directory.
-	dbFile bool
+	// Saved is set when the mount table is a saved one (--mountinfo): a path
+	// missing here is on the machine the table came from, not missing. Not
+	// in the JSON.
+	Saved bool `json:"-"`
+	// DBFile is set when Path names a database file, not a directory. Not in
+	// the JSON.
+	DBFile bool `json:"-"`
 }
 
 // Report is the one document every judging command produces.
@@ -207,9 +221,11 @@ type Report struct {
 	// FSClass is the least safe class among the checked paths. Exported as
 	// PREFLIGHT_FS_CLASS.
 	FSClass mounts.Class `json:"fs_class"`
-	// Probes names each probe and how it went: ran, skipped, failed.
-	Probes     map[string]string `json:"probes"`
-	MountTable MountTable        `json:"mount_table"`
+	// Probes names each probe ("mounts", "sqlitefile", "processes",
+	// "locks", "docker", "activity", "integrity", "fs", "compose") and how
+	// it went.
+	Probes     map[string]ProbeStatus `json:"probes"`
+	MountTable MountTable             `json:"mount_table"`
 	// Engine is the container engine recognised through the Docker API
 	// (Docker Desktop, OrbStack, Colima, ...); nil when it did not answer.
 	Engine *docker.Engine `json:"engine,omitempty"`
@@ -238,14 +254,15 @@ type Report struct {
 func (r *Report) Worst() Level {
 	worst := LevelInfo
 	for _, f := range r.Findings {
-		if f.Level.rank() > worst.rank() {
+		if f.Level.Rank() > worst.Rank() {
 			worst = f.Level
 		}
 	}
 	return worst
 }
 
-func verdictOf(l Level) Verdict {
+// VerdictOf is the verdict of a report whose worst finding is at level l.
+func VerdictOf(l Level) Verdict {
 	switch l {
 	case LevelError:
 		return VerdictUnsafe
@@ -253,4 +270,23 @@ func verdictOf(l Level) Verdict {
 		return VerdictWarn
 	}
 	return VerdictOK
+}
+
+// KubePatch is a JSON merge patch (RFC 7386) that fixes a finding on one
+// object of the input.
+type KubePatch struct {
+	Kind      string            `json:"kind"`
+	Name      string            `json:"name"`
+	Namespace string            `json:"namespace,omitempty"`
+	At        manifest.Location `json:"at"`
+	// Merge is the patch document.
+	Merge json.RawMessage `json:"merge"`
+	// Live is set when the API server accepts the patch on the existing
+	// object (kubectl patch KIND NAME); a claim's access modes cannot
+	// change once it exists, so that patch is for the manifest.
+	Live bool `json:"live"`
+	// Command applies it: kubectl patch KIND NAME --type merge -p PATCH,
+	// or for a manifest file that holds only that object kubectl patch
+	// --local -f FILE ... -o yaml; empty when neither applies.
+	Command string `json:"command,omitempty"`
 }

@@ -1,18 +1,19 @@
-package preflight
+package rules
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
-// composeRules judge the compose analysis, one service mount at a time;
-// appended to rules in init.
+// composeRules judge the compose analysis, one service mount at a time
+// (table.go).
 var composeRules = []rule{
 	{
-		Rule: Rule{"bind-on-desktop", LevelError, "compose: a data directory on a bind mount while the engine runs in a VM (Docker Desktop, OrbStack, Colima, Lima, Rancher Desktop, Podman machine): the share crosses the VM boundary"}, onCompose: true,
+		Rule: Rule{BindOnDesktop, LevelError, "compose: a data directory on a bind mount while the engine runs in a VM (Docker Desktop, OrbStack, Colima, Lima, Rancher Desktop, Podman machine): the share crosses the VM boundary"}, scope: ScopeCompose, action: ActRewriteBind,
 		match: func(s subject) (string, Level, bool) {
 			m, a := s.cm, s.r.Compose
 			if !m.DataDir || m.Type != "bind" || a.Platform.Kind == compose.PlatformLinux {
@@ -30,10 +31,10 @@ var composeRules = []rule{
 		remedy: composeBindRemedy,
 	},
 	{
-		Rule: Rule{"bind-on-unsafe-fs", LevelError, "compose: on a native Linux engine, a data directory bind-mounted from a host directory on a cross-vm, network or FUSE filesystem"}, onCompose: true,
+		Rule: Rule{BindOnUnsafeFS, LevelError, "compose: on a native Linux engine, a data directory bind-mounted from a host directory on a cross-vm, network or FUSE filesystem"}, scope: ScopeCompose, action: ActRewriteBind,
 		match: func(s subject) (string, Level, bool) {
 			m := s.cm
-			if !m.DataDir || m.Type != "bind" || s.r.Compose.Platform.Kind != compose.PlatformLinux || m.HostFS == nil || !unsafeForWAL(m.HostFS.Class) {
+			if !m.DataDir || m.Type != "bind" || s.r.Compose.Platform.Kind != compose.PlatformLinux || m.HostFS == nil || !policy.WALUnsafe(m.HostFS.Class) {
 				return "", "", false
 			}
 			lvl := confidenceLevel(m, LevelError)
@@ -46,7 +47,7 @@ var composeRules = []rule{
 		remedy: composeBindRemedy,
 	},
 	{
-		Rule: Rule{"bind-source-unchecked", LevelWarn, "compose: on a native Linux engine, the host filesystem of a data directory's bind source could not be read or classified (it did not answer in time, or the mount table could not be read), so it may be a network or FUSE filesystem"}, onCompose: true,
+		Rule: Rule{BindSourceUnchecked, LevelWarn, "compose: on a native Linux engine, the host filesystem of a data directory's bind source could not be read or classified (it did not answer in time, or the mount table could not be read), so it may be a network or FUSE filesystem"}, scope: ScopeCompose,
 		match: func(s subject) (string, Level, bool) {
 			m := s.cm
 			if !m.DataDir || m.Type != "bind" || s.r.Compose.Platform.Kind != compose.PlatformLinux || m.HostFS != nil || m.HostFSError == "" {
@@ -63,7 +64,7 @@ var composeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"volume-on-network", LevelError, "compose: a data directory on a named volume whose driver_opts make it NFS or CIFS, or whose driver is not local"}, onCompose: true,
+		Rule: Rule{VolumeOnNetwork, LevelError, "compose: a data directory on a named volume whose driver_opts make it NFS or CIFS, or whose driver is not local"}, scope: ScopeCompose,
 		match: func(s subject) (string, Level, bool) {
 			m := s.cm
 			if !m.DataDir || m.Volume == nil || m.Volume.NetworkFS == "" {
@@ -81,7 +82,7 @@ var composeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"volume-is-bind", LevelWarn, "compose: a data directory on a named volume with driver_opts o: bind and device: a host path, which is a bind mount in disguise, judged as one (error on a VM engine or an unsafe host filesystem)"}, onCompose: true,
+		Rule: Rule{VolumeIsBind, LevelWarn, "compose: a data directory on a named volume with driver_opts o: bind and device: a host path, which is a bind mount in disguise, judged as one (error on a VM engine or an unsafe host filesystem)"}, scope: ScopeCompose,
 		match: func(s subject) (string, Level, bool) {
 			m, a := s.cm, s.r.Compose
 			if !m.DataDir || m.Volume == nil || m.Volume.BindDevice == "" {
@@ -93,7 +94,7 @@ var composeRules = []rule{
 				return fmt.Sprintf("%s; the engine runs in a VM (%s), so this is a bind across the VM boundary where SQLite's locks and shared memory fail (%s)", head, platformName(a.Platform), m.Why), confidenceLevel(m, LevelError), true
 			case a.Platform.Kind == compose.PlatformUnknown:
 				return fmt.Sprintf("%s; the engine is unknown, and on Docker Desktop, OrbStack, Colima, Lima, Rancher Desktop or a Podman machine this bind crosses the VM boundary (%s)", head, m.Why), LevelWarn, true
-			case m.HostFS != nil && unsafeForWAL(m.HostFS.Class):
+			case m.HostFS != nil && policy.WALUnsafe(m.HostFS.Class):
 				return fmt.Sprintf("%s on a %s filesystem (%s) (%s)", head, m.HostFS.Class, m.HostFS.Reason, m.Why), confidenceLevel(m, LevelError), true
 			}
 			return fmt.Sprintf("%s; on this native Linux engine the host directory is on a local filesystem, which is safe, but the data lives outside Docker's volume storage (%s)", head, m.Why), LevelInfo, true
@@ -106,7 +107,7 @@ var composeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"shared-writer", LevelWarn, "compose: the same volume or bind source holding a data directory is mounted read-write by more than one service (or, with --live, by other running containers)"}, onCompose: true,
+		Rule: Rule{SharedWriter, LevelWarn, "compose: the same volume or bind source holding a data directory is mounted read-write by more than one service (or, with --live, by other running containers)"}, scope: ScopeCompose,
 		match: func(s subject) (string, Level, bool) {
 			m := s.cm
 			if !m.DataDir || len(m.SharedWith) == 0 && len(m.LiveWriters) == 0 {
@@ -134,7 +135,7 @@ var composeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"no-volume", LevelWarn, "compose: a data directory on no mount (the container's writable layer) or on tmpfs: the data is lost when the container is removed or stops"}, onCompose: true,
+		Rule: Rule{NoVolume, LevelWarn, "compose: a data directory on no mount (the container's writable layer) or on tmpfs: the data is lost when the container is removed or stops"}, scope: ScopeCompose,
 		match: func(s subject) (string, Level, bool) {
 			m := s.cm
 			switch {
@@ -155,7 +156,7 @@ var composeRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{"bind-not-judged", LevelWarn, "compose: a read-write bind mount whose content is unknown (its source does not exist on this machine, did not answer, or was not read) of services whose images are not in the catalogue, so no rule could judge it: it may hold SQLite data"}, onCompose: true,
+		Rule: Rule{BindNotJudged, LevelWarn, "compose: a read-write bind mount whose content is unknown (its source does not exist on this machine, did not answer, or was not read) of services whose images are not in the catalogue, so no rule could judge it: it may hold SQLite data"}, scope: ScopeCompose,
 		match: func(s subject) (string, Level, bool) {
 			m := s.cm
 			for _, n := range s.r.Compose.NotJudged {
@@ -175,8 +176,6 @@ var composeRules = []rule{
 		},
 	},
 }
-
-func init() { rules = append(rules, composeRules...) }
 
 // confidenceLevel caps a possible data directory (a well-known target
 // only) at warn.

@@ -1,0 +1,219 @@
+package rules
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/shell"
+
+	"github.com/preflight-sqlite/preflight/policy"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
+	"github.com/preflight-sqlite/preflight/report"
+)
+
+// writerRules are the live-writer findings (table.go).
+var writerRules = []rule{
+	{
+		Rule: Rule{WALSidecarUnlinked, LevelError, "a process holds a -wal or -shm that is no longer the file at that path (deleted or replaced): its writes go where other connections never look"}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			if len(s.db.Unlinked) == 0 {
+				return "", "", false
+			}
+			var who []string
+			for _, u := range s.db.Unlinked {
+				who = append(who, fmt.Sprintf("process %d (%s) holds %s by %s, now %q", u.PID, u.Comm, u.File, u.How, u.Link))
+			}
+			return fmt.Sprintf("%s: %s; that process writes to a file other connections of %s never see", filepath.Base(s.db.Path), strings.Join(who, "; "), filepath.Base(s.db.Path)), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Stop the process that holds the replaced file before anything else writes the database (its committed transactions are in the file it holds), then check the database: preflight check --deep (or sqlite3 DB 'PRAGMA integrity_check'). Never delete or replace -wal or -shm of a database in use."}
+		},
+	},
+	{
+		Rule: Rule{LiveWriterProcess, LevelInfo, "a process on this kernel has the database, its -wal or its -shm open"}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			var who []string
+			for _, w := range s.db.Writers {
+				if w.Kind == report.WriterProcess {
+					who = append(who, fmt.Sprintf("%s via %s", w.Name(), strings.Join(w.Files, ", ")))
+				}
+			}
+			if len(who) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is open in %s", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+		},
+		remedy: stopWriters(report.WriterProcess),
+	},
+	{
+		Rule: Rule{LiveWriterLock, LevelInfo, "a POSIX lock on the database or its -shm is held by a process this scan could not name (another container on the same kernel shows as a holder outside this PID namespace)"}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			var who []string
+			for _, w := range s.db.Writers {
+				if w.Kind == report.WriterLock {
+					who = append(who, w.Name())
+				}
+			}
+			if len(who) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is locked by %s", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+		},
+		remedy: stopWriters(report.WriterLock),
+	},
+	{
+		Rule: Rule{LiveWriterContainer, LevelInfo, "another container mounts this database's data read-write (Docker Engine API)"}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			var who []string
+			for _, w := range s.db.Writers {
+				if w.Kind == report.WriterContainer {
+					who = append(who, fmt.Sprintf("%s, %s", w.Name(), w.Relation))
+				}
+			}
+			if len(who) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is reachable read-write from %s", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+		},
+		remedy: stopWriters(report.WriterContainer),
+	},
+	{
+		Rule: Rule{StoppedContainerWriter, LevelInfo, "a stopped container (created, exited) mounts this database's data read-write: started again, it is a second writer (Docker Engine API)"}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			var who []string
+			for _, w := range s.db.Stopped {
+				who = append(who, fmt.Sprintf("%s, %s, %s", w.Name(), w.Container.State, w.Relation))
+			}
+			if len(who) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is reachable read-write from stopped %s: once started it writes too", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+		},
+		remedy: func(s subject) []string {
+			var out []string
+			for _, w := range s.db.Stopped {
+				out = append(out, "Remove it if it is not needed (docker rm "+shell.Quote(w.Container.Name)+"), or mount the data read-only in it, before it starts beside the application.")
+			}
+			return out
+		},
+	},
+	{
+		Rule: Rule{MultipleWriters, LevelWarn, "more than one writer besides the application: error for WAL on a cross-vm, network or fuse filesystem (corruption is happening now), warn elsewhere (the pattern behind \"database is locked\")"}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			in := s.r.Docker != nil && s.r.Docker.InContainer
+			n := writerCount(s.db, in) + remoteWriters(s) // Swarm tasks on other nodes (swarm.go)
+			threshold := 2
+			if s.opt.Starting {
+				threshold = 1
+			}
+			if n < threshold {
+				return "", "", false
+			}
+			lvl := LevelWarn
+			what := "concurrent writers: expect \"database is locked\" errors"
+			if s.db.JournalMode == sqlitefile.JournalWAL && policy.WALUnsafe(s.class()) {
+				lvl = LevelError
+				what = fmt.Sprintf("WAL on a %s filesystem with several writers: their WAL frames can interleave now", s.class())
+			}
+			besides := ""
+			if s.opt.Starting {
+				besides = " before the application has started"
+			}
+			writers := "writers"
+			if n == 1 {
+				writers = "writer"
+			}
+			return fmt.Sprintf("%s has %d %s%s (%s)", filepath.Base(s.db.Path), n, writers, besides, what), lvl, true
+		},
+		remedy: func(s subject) []string {
+			return append(stopWriters("")(s), "Give each database one writing container or service; share data through the application, not the file.")
+		},
+	},
+	{
+		Rule: Rule{ActivityUnseenWriter, LevelError, "the database's files changed during the watch while no probe found a writer: a writer elsewhere (a host behind a VM share, another NFS client)"}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			if s.db.Activity == nil || !s.db.Activity.Changed || len(s.db.Writers) > 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s changed during a %s watch (%s) but no process, lock or container on this side has it open: a writer no probe can name is using it", filepath.Base(s.db.Path), s.db.Activity.Interval.Round(time.Millisecond), strings.Join(s.db.Activity.What, "; ")), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Find and stop the program that uses this database on the other side of the share (the macOS or Windows host, another machine mounting the same export); it must not be opened from two machines."}
+		},
+	},
+	{
+		Rule: Rule{DockerUnreachable, LevelInfo, "the Docker Engine API did not answer (or not completely), so other containers could not be checked: reported when a database exists (error with --docker required, always)"}, scope: ScopeReport,
+		match: func(s subject) (string, Level, bool) {
+			d := s.r.Docker
+			if d == nil {
+				return "", "", false
+			}
+			required := s.opt.DockerRequired
+			switch d.Status {
+			case docker.StatusUnreachable, docker.StatusDenied, docker.StatusFailed:
+			case docker.StatusNoDaemon:
+				if !required {
+					return "", "", false
+				}
+			default:
+				return "", "", false
+			}
+			lvl := Level("")
+			if required {
+				lvl = LevelError
+			} else if !anyDatabase(s.r) {
+				return "", "", false // no database another container could be writing
+			}
+			return fmt.Sprintf("other containers not checked: Docker %s (%s)", d.Status, nonEmpty(d.Err, "no detail")), lvl, true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Give preflight GET access to the Docker API (see README), or pass --docker off."}
+		},
+	},
+}
+
+// stopWriters lists the command that stops each writer of kind (all kinds
+// for "").
+func stopWriters(kind report.WriterKind) func(s subject) []string {
+	return func(s subject) []string {
+		var out []string
+		seen := map[string]bool{}
+		for _, w := range s.db.Writers {
+			if kind != "" && w.Kind != kind {
+				continue
+			}
+			if cmd := w.Stop(); !seen[cmd] {
+				seen[cmd] = true
+				out = append(out, "Stop it before converting or moving the database: "+cmd)
+			}
+		}
+		return out
+	}
+}
+
+// writerCount is how many distinct writers hold db: processes on this
+// kernel and containers are counted together when we run in a container
+// (its processes are ours, the containers others); on a host a container's
+// processes are visible too, so the larger of the two counts is taken.
+func writerCount(db *Database, inContainer bool) int {
+	procs, containers, foreign, pods := 0, 0, 0, 0
+	for _, w := range db.Writers {
+		switch {
+		case w.Kind == report.WriterPod:
+			pods++ // another pod: its processes are never visible here
+		case w.Kind == report.WriterContainer:
+			containers++
+		case w.PID > 0:
+			procs++
+		default:
+			foreign++
+		}
+	}
+	if inContainer {
+		return procs + max(containers, foreign) + pods
+	}
+	return max(procs, containers, foreign) + pods
+}
