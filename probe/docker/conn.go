@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/swarm"
 	"github.com/moby/moby/client"
+
+	"github.com/preflight-sqlite/preflight/internal/bodylimit"
 )
 
 // errNotGET is returned by the request hook for any method but GET, before
@@ -43,36 +44,9 @@ func (t limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	resp.Body = &limitBody{rc: resp.Body, left: t.max}
+	resp.Body = bodylimit.New(resp.Body, t.max, ErrBodyTooLarge)
 	return resp, nil
 }
-
-// limitBody reads at most left bytes of rc; a read past that returns
-// ErrBodyTooLarge, so a JSON decoder fails instead of seeing a short body.
-type limitBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-func (b *limitBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// One byte more tells a body of exactly the bound from a longer one.
-		var one [1]byte
-		n, err := b.rc.Read(one[:])
-		if n > 0 {
-			return 0, ErrBodyTooLarge
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *limitBody) Close() error { return b.rc.Close() }
 
 // conn is one engine connection for one call.
 type conn struct {

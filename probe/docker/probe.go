@@ -187,20 +187,7 @@ func (c *conn) probeTargets(ctx context.Context, res *Result, targets []target, 
 			targets[i].volume = vf.volumeAt(targets[i].hostPath, src.resolve)
 		}
 	}
-	res.Writers = findWriters(list, selfID, targets, src)
-	res.Stopped = findWriters(stopped, selfID, targets, src)
-	sure = true
-	if derr != nil && volumesInvolved(targets, list) {
-		sure = false // a volume may bind the same directory as a bind mount
-	}
-	if res.Swarm = c.swarmFacts(ctx, targets, src, vf, selfID); res.Swarm != nil && res.Swarm.Err != "" {
-		sure = false
-		res.note(res.Swarm.Err)
-	}
-	if stuck := hr.stuck(); stuck != "" {
-		sure = false
-		res.note(stuck)
-	}
+	sure = c.match(ctx, res, matchInput{list, stopped, selfID, targets, src, vf, hr, derr})
 	if self == nil && local.id == "" && local.marker != "" && !c.onEngineHost(ctx, list, stopped) {
 		// A marker file but no container id, and $HOSTNAME is no
 		// container: most likely a host (or VM) built from a container
@@ -210,6 +197,42 @@ func (c *conn) probeTargets(ctx context.Context, res *Result, targets []target, 
 		sure = false
 	}
 	return sure, true
+}
+
+// matchInput is what match compares: the engine's running and stopped
+// containers, our own container's ID ("" when none is left out), the
+// targets, and what resolves their sources.
+type matchInput struct {
+	list, stopped []container.Summary
+	selfID        string
+	targets       []target
+	src           sources
+	vf            volumeFacts
+	hr            *hostResolver
+	// derr is the volume list's error, if any.
+	derr error
+}
+
+// match fills res.Writers, res.Stopped and res.Swarm from in, and reports
+// whether that answer is sure: not when the volume list failed while
+// volumes are involved, the Swarm facts could not be had, or a host path
+// did not answer.
+func (c *conn) match(ctx context.Context, res *Result, in matchInput) (sure bool) {
+	res.Writers = findWriters(in.list, in.selfID, in.targets, in.src)
+	res.Stopped = findWriters(in.stopped, in.selfID, in.targets, in.src)
+	sure = true
+	if in.derr != nil && volumesInvolved(in.targets, in.list) {
+		sure = false // a volume may bind the same directory as a bind mount
+	}
+	if res.Swarm = c.swarmFacts(ctx, in.targets, in.src, in.vf, in.selfID); res.Swarm != nil && res.Swarm.Err != "" {
+		sure = false
+		res.note(res.Swarm.Err)
+	}
+	if stuck := in.hr.stuck(); stuck != "" {
+		sure = false
+		res.note(stuck)
+	}
+	return sure
 }
 
 // WritersOf lists the running, restarting and paused containers that mount
@@ -283,18 +306,8 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 			res.Err = strings.TrimPrefix(res.Err+"; "+fmt.Sprintf("own container %s (from %s) not confirmed by the engine: it is not left out", short(local.id), local.how), "; ")
 		}
 	}
-	res.Writers = findWriters(list, selfID, targets, src)
-	res.Stopped = findWriters(stopped, selfID, targets, src)
-	if derr != nil && volumesInvolved(targets, list) {
-		sure = false // a volume may bind the same directory as a bind mount
-	}
-	if res.Swarm = c.swarmFacts(ctx, targets, src, vf, selfID); res.Swarm != nil && res.Swarm.Err != "" {
+	if !c.match(ctx, &res, matchInput{list, stopped, selfID, targets, src, vf, hr, derr}) {
 		sure = false
-		res.note(res.Swarm.Err)
-	}
-	if stuck := hr.stuck(); stuck != "" {
-		sure = false
-		res.note(stuck)
 	}
 	res.Status, res.Sure = StatusRan, sure
 	return res

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/bodylimit"
 )
 
 // MaxBody is the most the probe reads of one API response body, in bytes
@@ -156,7 +158,7 @@ func (c *client) get(ctx context.Context, apiPath string, q url.Values, out any,
 		return err
 	}
 	defer resp.Body.Close()
-	body := &limitBody{r: resp.Body, left: MaxBody}
+	body := bodylimit.New(resp.Body, MaxBody, ErrBodyTooLarge)
 	if resp.StatusCode != http.StatusOK {
 		var st struct {
 			Message string `json:"message"`
@@ -174,31 +176,6 @@ func (c *client) get(ctx context.Context, apiPath string, q url.Values, out any,
 		return fmt.Errorf("decode %s %s: %w", verb, resource, err)
 	}
 	return nil
-}
-
-// limitBody reads at most left bytes; a read past that returns
-// ErrBodyTooLarge, so the decoder fails instead of seeing a short body.
-type limitBody struct {
-	r    io.Reader
-	left int64
-}
-
-func (b *limitBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		if n, err := b.r.Read(one[:]); n > 0 {
-			return 0, ErrBodyTooLarge
-		} else if err != nil {
-			return 0, err
-		}
-		return 0, nil
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.r.Read(p)
-	b.left -= int64(n)
-	return n, err
 }
 
 // page is one list page: the continue token and the items, decoded one at
