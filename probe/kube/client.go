@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -240,13 +241,21 @@ func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, e
 	return fmt.Errorf("list %s: more than %d pages: %w", resource, MaxPages, ErrTooManyPages)
 }
 
-// readBounded reads at most max bytes of name; a longer file is an error.
+// readBounded reads at most max bytes of name, which must be a regular
+// file (after symlinks); a longer file is an error. It opens with
+// O_NONBLOCK, so a FIFO or a device named by a kubeconfig is an error, not
+// an open that waits for a writer.
 func readBounded(name string, max int64) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
+	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
