@@ -42,7 +42,8 @@ var ErrBodyTooLarge = fmt.Errorf("kubernetes API response body longer than %d Mi
 var ErrTooManyPages = errors.New("kubernetes API list did not end")
 
 // APIError is a response with a status code other than 200: 401
-// (Unauthorized), 403 (Forbidden: RBAC denied Verb on Resource), 404.
+// (Unauthorized), 403 (Forbidden: RBAC denied Verb on Resource), 404, or
+// a 3xx redirect (never followed).
 type APIError struct {
 	Code      int
 	Verb      string
@@ -103,7 +104,10 @@ func newClient(cfg *Config, perRequest time.Duration) (*client, error) {
 		ResponseHeaderTimeout: perRequest, MaxIdleConns: 2, IdleConnTimeout: 5 * time.Second,
 		Proxy: nil,
 	}
-	return &client{server: u, http: &http.Client{Transport: tr, Timeout: perRequest},
+	// A redirect is not followed: its answer would come from a server
+	// the configuration never named; the 3xx is an APIError.
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &client{server: u, http: &http.Client{Transport: tr, Timeout: perRequest, CheckRedirect: noRedirect},
 		tokenFile: cfg.TokenFile, token: cfg.Token}, nil
 }
 
