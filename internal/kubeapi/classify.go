@@ -128,7 +128,11 @@ func ClassifyVolume(v *Volume) (s Storage, ok bool) {
 	case v.NFS != nil:
 		return Storage{Source: "nfs", NFSServer: v.NFS.Server, NFSPath: v.NFS.Path, Class: mounts.ClassNetwork}, true
 	case v.CSI != nil:
-		return Storage{Source: "csi", Driver: v.CSI.Driver, Class: ClassifyDriver(v.CSI.Driver, nil)}, true
+		st := Storage{Source: "csi", Driver: v.CSI.Driver, Class: ClassifyDriver(v.CSI.Driver, nil)}
+		if v.CSI.Driver == "nfs.csi.k8s.io" {
+			st.NFSServer, st.NFSPath = csiNFS(v.CSI.VolumeAttributes)
+		}
+		return st, true
 	case v.HostPath != nil:
 		return Storage{Source: "hostPath", Class: mounts.ClassLocal}, true
 	case v.EmptyDir != nil:
