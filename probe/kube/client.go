@@ -33,6 +33,11 @@ const PageSize = 250
 // list an error (ErrTooManyPages), not an endless loop.
 const MaxPages = 400
 
+// MaxContinue is the longest continue token a list follows, in bytes (an
+// API server's are a few hundred): every token is kept to spot a repeat
+// and sent back in a URL, so a longer one is an error (ErrTooManyPages).
+const MaxContinue = 16 << 10
+
 // ErrBodyTooLarge is returned (wrapped) when a response body is longer
 // than MaxBody.
 var ErrBodyTooLarge = fmt.Errorf("kubernetes API response body longer than %d MiB", MaxBody>>20)
@@ -216,8 +221,8 @@ type page[T any] struct {
 }
 
 // list follows limit/continue over apiPath and calls each for every item;
-// at most one page is held in memory. Stops at MaxPages or a repeated
-// continue token (ErrTooManyPages).
+// at most one page is held in memory. Stops at MaxPages, a repeated
+// continue token or one longer than MaxContinue (ErrTooManyPages).
 func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, each func(*T)) error {
 	cont := ""
 	seen := map[string]bool{}
@@ -235,6 +240,9 @@ func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, e
 		}
 		if p.Metadata.Continue == "" {
 			return nil
+		}
+		if len(p.Metadata.Continue) > MaxContinue {
+			return fmt.Errorf("list %s: continue token of %d bytes, longer than %d: %w", resource, len(p.Metadata.Continue), MaxContinue, ErrTooManyPages)
 		}
 		if seen[p.Metadata.Continue] {
 			return fmt.Errorf("list %s: continue token repeats: %w", resource, ErrTooManyPages)
