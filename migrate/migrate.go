@@ -519,8 +519,8 @@ func sidecarOf(p string, dbs map[string]bool) bool {
 	return false
 }
 
-// dsn opens path without creating it, in mode "ro" or "rw", with a busy
-// timeout.
+// dsn opens path without creating it, in mode "ro", "rw" or immutable,
+// with a busy timeout.
 func dsn(path, mode string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	return "file:" + esc + "?mode=" + mode + "&_pragma=busy_timeout(5000)"
@@ -555,7 +555,12 @@ func copyDatabase(ctx context.Context, src string, root *os.Root, rel string) (D
 	}
 	f.Close()
 	dst := filepath.Join(root.Name(), rel)
-	db, c, err := open(ctx, src, "ro")
+	mode := "ro"
+	srcInfo, quiet := quiescentWAL(src)
+	if quiet {
+		mode = immutable
+	}
+	db, c, err := open(ctx, src, mode)
 	if err != nil {
 		return out, err
 	}
@@ -563,6 +568,9 @@ func copyDatabase(ctx context.Context, src string, root *os.Root, rel string) (D
 	defer c.Close()
 	if err := c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&out.JournalMode); err != nil {
 		return out, fmt.Errorf("read journal mode of %s: %w", src, err)
+	}
+	if quiet {
+		out.JournalMode = "wal" // an immutable connection reports "delete"
 	}
 	if err := c.QueryRowContext(ctx, "PRAGMA user_version").Scan(&out.UserVersion); err != nil {
 		return out, fmt.Errorf("read user_version of %s: %w", src, err)
@@ -583,6 +591,11 @@ func copyDatabase(ctx context.Context, src string, root *os.Root, rel string) (D
 	}
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		return out, fmt.Errorf("%s changed while it was copied: a writer the guard did not see is using it", src)
+	}
+	if quiet {
+		if err := unchangedSince(src, srcInfo); err != nil {
+			return out, err
+		}
 	}
 	if out.JournalMode == "wal" {
 		ddb, dc, err := open(ctx, dst, "rw")

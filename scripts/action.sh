@@ -68,6 +68,7 @@ latest_version() {
 # fetch copies file $1 from $BASE to $2: BASE is a URL or a directory.
 fetch() {
 	case "$BASE" in
+	https://*) curl -fsSL --proto-redir =https --retry 3 -o "$2" "$BASE/$1" || die "download $BASE/$1 failed" ;;
 	*://*) curl -fsSL --retry 3 -o "$2" "$BASE/$1" || die "download $BASE/$1 failed" ;;
 	*) cp "$BASE/$1" "$2" || die "copy $BASE/$1 failed" ;;
 	esac
@@ -136,6 +137,10 @@ main() {
 	BASE=${PREFLIGHT_BASE_URL:-$REPO_URL/releases/download/v$VERSION}
 	BASE=${BASE%/}
 	local sarif=${INPUT_SARIF_FILE:-preflight.sarif} bin code=0
+	# A line break would write outputs of its own to GITHUB_OUTPUT.
+	case "$sarif" in
+	*$'\n'* | *$'\r'*) die "sarif-file '$sarif': a line break in a file name is refused" ;;
+	esac
 	local -a args
 	read -r -a args <<<"${INPUT_ARGS:-compose --check}"
 	WORK=$(mktemp -d)

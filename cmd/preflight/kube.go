@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,12 +25,37 @@ type KubeCmd struct {
 	Format    string   `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the manifests field; each finding's patch) or sarif (SARIF 2.1.0: each finding at the object it patches)."`
 }
 
+// loadManifests is manifest.Load of files and standard input, given up
+// when ctx ends: a FIFO (-f <(cmd)) or a standard input that never ends
+// blocks in open or read, which no deadline reaches.
+func loadManifests(ctx context.Context, files []string) ([]manifest.Object, []string, error) {
+	type loaded struct {
+		objs  []manifest.Object
+		files []string
+		err   error
+	}
+	ch := make(chan loaded, 1)
+	go func() {
+		o, f, err := manifest.Load(files, os.Stdin)
+		ch <- loaded{o, f, err}
+	}()
+	select {
+	case l := <-ch:
+		return l.objs, l.files, l.err
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+}
+
 // Run reads the manifests, judges them and prints the report.
 func (c *KubeCmd) Run(g *Globals) error {
 	if !manifest.Built {
 		return &exitError{code: exitInternal, err: manifest.ErrNotBuilt, hints: []string{"the image's binary leaves manifest reading out; build the full binary with scripts/build.sh (bin/preflight) and run it where the manifests are"}}
 	}
-	objs, files, err := manifest.Load(c.File, os.Stdin)
+	objs, files, err := loadManifests(g.ctx, c.File)
+	if g.ctx.Err() != nil {
+		return fmt.Errorf("kube: interrupted: %w", context.Cause(g.ctx))
+	}
 	if err != nil {
 		return usageError(err)
 	}

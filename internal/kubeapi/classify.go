@@ -1,7 +1,9 @@
 package kubeapi
 
 import (
+	"path"
 	"slices"
+	"strings"
 
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
@@ -94,8 +96,12 @@ func ClassifyPV(pv *PersistentVolume) Storage {
 	case s.NFS != nil:
 		return Storage{Source: "nfs", NFSServer: s.NFS.Server, NFSPath: s.NFS.Path, Class: mounts.ClassNetwork}
 	case s.CSI != nil:
-		return Storage{Source: "csi", Driver: s.CSI.Driver, VolumeHandle: s.CSI.VolumeHandle,
+		st := Storage{Source: "csi", Driver: s.CSI.Driver, VolumeHandle: s.CSI.VolumeHandle,
 			Class: ClassifyDriver(s.CSI.Driver, s.AccessModes)}
+		if s.CSI.Driver == "nfs.csi.k8s.io" {
+			st.NFSServer, st.NFSPath = csiNFS(s.CSI.VolumeAttributes)
+		}
+		return st
 	case s.HostPath != nil:
 		return Storage{Source: "hostPath", Class: mounts.ClassLocal}
 	case s.Local != nil:
@@ -122,7 +128,11 @@ func ClassifyVolume(v *Volume) (s Storage, ok bool) {
 	case v.NFS != nil:
 		return Storage{Source: "nfs", NFSServer: v.NFS.Server, NFSPath: v.NFS.Path, Class: mounts.ClassNetwork}, true
 	case v.CSI != nil:
-		return Storage{Source: "csi", Driver: v.CSI.Driver, Class: ClassifyDriver(v.CSI.Driver, nil)}, true
+		st := Storage{Source: "csi", Driver: v.CSI.Driver, Class: ClassifyDriver(v.CSI.Driver, nil)}
+		if v.CSI.Driver == "nfs.csi.k8s.io" {
+			st.NFSServer, st.NFSPath = csiNFS(v.CSI.VolumeAttributes)
+		}
+		return st, true
 	case v.HostPath != nil:
 		return Storage{Source: "hostPath", Class: mounts.ClassLocal}, true
 	case v.EmptyDir != nil:
@@ -134,18 +144,40 @@ func ClassifyVolume(v *Volume) (s Storage, ok bool) {
 	return Storage{Class: mounts.ClassUnknown}, true
 }
 
-// SameBacking reports whether two storages are one volume: the same NFS
-// server:path, or the same CSI driver and volume handle.
+// SameBacking reports whether two storages can hold the same files: the
+// same NFS server (host names compared without case or a trailing dot; an
+// address and a name for one host are not matched) with one export path
+// equal to or inside the other (path.Clean'd: a pod that mounts /export
+// writes /export/app), or the same CSI driver and volume handle.
 func SameBacking(a, b Storage) bool {
-	if a.NFSServer != "" && a.NFSServer == b.NFSServer && cleanExport(a.NFSPath) == cleanExport(b.NFSPath) {
+	if a.NFSServer != "" && nfsHost(a.NFSServer) == nfsHost(b.NFSServer) && nested(cleanExport(a.NFSPath), cleanExport(b.NFSPath)) {
 		return true
 	}
 	return a.VolumeHandle != "" && a.Driver == b.Driver && a.VolumeHandle == b.VolumeHandle
 }
 
-func cleanExport(p string) string {
-	for len(p) > 1 && p[len(p)-1] == '/' {
-		p = p[:len(p)-1]
+func nfsHost(h string) string { return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".") }
+
+func cleanExport(p string) string { return path.Clean("/" + strings.TrimSpace(p)) }
+
+// nested reports whether one clean absolute path is the other or inside it.
+func nested(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
 	}
-	return p
+	return a == b || a == "/" || strings.HasPrefix(b, a+"/")
+}
+
+// csiNFS is the export of a PV of the CSI NFS driver (nfs.csi.k8s.io):
+// its volumeAttributes server, share and subdir. Its volume handle is
+// unique per PV, so two static PVs of one share differ there.
+func csiNFS(attrs map[string]string) (server, export string) {
+	server, export = attrs["server"], attrs["share"]
+	if server == "" || export == "" {
+		return "", ""
+	}
+	if sub := attrs["subdir"]; sub != "" && !strings.Contains(sub, "${") {
+		export += "/" + sub
+	}
+	return server, export
 }

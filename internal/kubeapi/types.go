@@ -81,16 +81,23 @@ type Pod struct {
 
 // PodSpec is the part of a pod's spec preflight reads.
 type PodSpec struct {
-	NodeName       string      `json:"nodeName,omitempty"`
+	NodeName string `json:"nodeName,omitempty"`
+	// Hostname is spec.hostname: the pod's host name when set, else its
+	// name.
+	Hostname       string      `json:"hostname,omitempty"`
 	Volumes        []Volume    `json:"volumes,omitempty"`
 	Containers     []Container `json:"containers,omitempty"`
 	InitContainers []Container `json:"initContainers,omitempty"`
 }
 
-// PodStatus holds the pod's phase: Pending, Running, Succeeded, Failed,
-// Unknown.
+// PodStatus holds the pod's phase (Pending, Running, Succeeded, Failed,
+// Unknown) and its IP addresses (empty until assigned).
 type PodStatus struct {
-	Phase string `json:"phase,omitempty"`
+	Phase  string `json:"phase,omitempty"`
+	PodIP  string `json:"podIP,omitempty"`
+	PodIPs []struct {
+		IP string `json:"ip"`
+	} `json:"podIPs,omitempty"`
 }
 
 // Container is one container of a pod.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/bodylimit"
@@ -34,6 +35,11 @@ const PageSize = 250
 // list an error (ErrTooManyPages), not an endless loop.
 const MaxPages = 400
 
+// MaxContinue is the longest continue token a list follows, in bytes (an
+// API server's are a few hundred): every token is kept to spot a repeat
+// and sent back in a URL, so a longer one is an error (ErrTooManyPages).
+const MaxContinue = 16 << 10
+
 // ErrBodyTooLarge is returned (wrapped) when a response body is longer
 // than MaxBody.
 var ErrBodyTooLarge = fmt.Errorf("kubernetes API response body longer than %d MiB", MaxBody>>20)
@@ -43,7 +49,8 @@ var ErrBodyTooLarge = fmt.Errorf("kubernetes API response body longer than %d Mi
 var ErrTooManyPages = errors.New("kubernetes API list did not end")
 
 // APIError is a response with a status code other than 200: 401
-// (Unauthorized), 403 (Forbidden: RBAC denied Verb on Resource), 404.
+// (Unauthorized), 403 (Forbidden: RBAC denied Verb on Resource), 404, or
+// a 3xx redirect (never followed).
 type APIError struct {
 	Code      int
 	Verb      string
@@ -104,7 +111,10 @@ func newClient(cfg *Config, perRequest time.Duration) (*client, error) {
 		ResponseHeaderTimeout: perRequest, MaxIdleConns: 2, IdleConnTimeout: 5 * time.Second,
 		Proxy: nil,
 	}
-	return &client{server: u, http: &http.Client{Transport: tr, Timeout: perRequest},
+	// A redirect is not followed: its answer would come from a server
+	// the configuration never named; the 3xx is an APIError.
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &client{server: u, http: &http.Client{Transport: tr, Timeout: perRequest, CheckRedirect: noRedirect},
 		tokenFile: cfg.TokenFile, token: cfg.Token}, nil
 }
 
@@ -188,8 +198,8 @@ type page[T any] struct {
 }
 
 // list follows limit/continue over apiPath and calls each for every item;
-// at most one page is held in memory. Stops at MaxPages or a repeated
-// continue token (ErrTooManyPages).
+// at most one page is held in memory. Stops at MaxPages, a repeated
+// continue token or one longer than MaxContinue (ErrTooManyPages).
 func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, each func(*T)) error {
 	cont := ""
 	seen := map[string]bool{}
@@ -208,6 +218,9 @@ func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, e
 		if p.Metadata.Continue == "" {
 			return nil
 		}
+		if len(p.Metadata.Continue) > MaxContinue {
+			return fmt.Errorf("list %s: continue token of %d bytes, longer than %d: %w", resource, len(p.Metadata.Continue), MaxContinue, ErrTooManyPages)
+		}
 		if seen[p.Metadata.Continue] {
 			return fmt.Errorf("list %s: continue token repeats: %w", resource, ErrTooManyPages)
 		}
@@ -217,13 +230,21 @@ func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, e
 	return fmt.Errorf("list %s: more than %d pages: %w", resource, MaxPages, ErrTooManyPages)
 }
 
-// readBounded reads at most max bytes of name; a longer file is an error.
+// readBounded reads at most max bytes of name, which must be a regular
+// file (after symlinks); a longer file is an error. It opens with
+// O_NONBLOCK, so a FIFO or a device named by a kubeconfig is an error, not
+// an open that waits for a writer.
 func readBounded(name string, max int64) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
+	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err

@@ -181,7 +181,47 @@ func (p *prober) findSelf(ctx context.Context, cfg *Config) (*kubeapi.Pod, strin
 	if err != nil {
 		return nil, "", err
 	}
+	if how == "hostname" {
+		if err := hostnamePodIsOurs(&pod, name); err != nil {
+			return nil, "", err
+		}
+	}
 	return &pod, how, nil
+}
+
+// hostnamePodIsOurs returns an error when pod, found by our host name,
+// is another pod: its spec.hostname is another name, or it has pod IPs and
+// none is an address of this machine (a pod whose spec.hostname is the
+// other's name). No addresses to compare (none assigned yet, or the
+// interfaces unreadable) is no evidence either way.
+func hostnamePodIsOurs(pod *kubeapi.Pod, host string) error {
+	if h := pod.Spec.Hostname; h != "" && h != host {
+		return fmt.Errorf("pod %s/%s found by the host name %s is not this pod: its spec.hostname is %s; set POD_NAME and POD_NAMESPACE through the downward API", pod.Metadata.Namespace, pod.Metadata.Name, host, h)
+	}
+	ips := []string{pod.Status.PodIP}
+	for _, a := range pod.Status.PodIPs {
+		ips = append(ips, a.IP)
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	assigned := false
+	for _, ip := range ips {
+		if ip == "" {
+			continue
+		}
+		assigned = true
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(net.ParseIP(ip)) {
+				return nil
+			}
+		}
+	}
+	if assigned {
+		return fmt.Errorf("pod %s/%s found by the host name %s is not this pod: its IP %s is none of this machine's addresses; set POD_NAME and POD_NAMESPACE through the downward API", pod.Metadata.Namespace, pod.Metadata.Name, host, pod.Status.PodIP)
+	}
+	return nil
 }
 
 func esc(s string) string { return strings.ReplaceAll(s, "/", "%2F") }

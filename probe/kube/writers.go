@@ -168,10 +168,10 @@ func (p *prober) matchPod(ctx context.Context, self, pod *kubeapi.Pod, claims ma
 		var hits []sharer
 		if c := claimName(pod, v); c != "" && (v.PersistentVolumeClaim == nil || !v.PersistentVolumeClaim.ReadOnly) {
 			hits = claims[c]
-		} else if s, ok := kubeapi.ClassifyVolume(v); ok && v.NFS != nil && !v.NFS.ReadOnly {
+		} else if s, ok := kubeapi.ClassifyVolume(v); ok && s.NFSServer != "" && !inlineReadOnly(v) {
 			for i, pp := range p.res.Paths {
 				if kubeapi.SameBacking(s, pp.Storage) {
-					hits = append(hits, sharer{i, fmt.Sprintf("inline nfs volume %s with the same export %s:%s", v.Name, s.NFSServer, s.NFSPath)})
+					hits = append(hits, sharer{i, fmt.Sprintf("inline %s volume %s with the same export %s:%s", s.Source, v.Name, s.NFSServer, s.NFSPath)})
 				}
 			}
 		}
@@ -189,6 +189,12 @@ func (p *prober) matchPod(ctx context.Context, self, pod *kubeapi.Pod, claims ma
 			p.res.Paths[h.path].Writers = append(p.res.Paths[h.path].Writers, w)
 		}
 	}
+}
+
+// inlineReadOnly reports whether an inline nfs or csi volume is mounted
+// read-only whatever its volumeMounts say.
+func inlineReadOnly(v *kubeapi.Volume) bool {
+	return v.NFS != nil && v.NFS.ReadOnly || v.CSI != nil && v.CSI.ReadOnly != nil && *v.CSI.ReadOnly
 }
 
 // writingContainers are the containers (init containers included) that
