@@ -1,5 +1,3 @@
-//go:build !nocompose
-
 package kube
 
 import "crypto/tls"
