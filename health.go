@@ -108,6 +108,7 @@ func checkHealth(ctx context.Context, r *Report, opts HealthOptions) {
 			TempDir:     opts.TempDir,
 			Copy:        policy.PreferDelete(rules.WALClass(s.dir, s.db)) || idleWAL,
 		})
+		rules.FillRepairs(&in)
 		s.db.Health.Integrity = &in
 	}
 	r.Probes["integrity"] = report.ProbeRan

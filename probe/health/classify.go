@@ -3,7 +3,6 @@ package health
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,8 +55,9 @@ var ftsShadows = map[string][]string{
 // single lines as produced by PRAGMA quick_check or integrity_check of
 // SQLite 3.40 and later (https://sqlite.org/pragma.html#pragma_integrity_check);
 // schema is sqlite_schema of the same database (nil when it could not be
-// read); dbPath is used in repair commands. It returns one Damage per
-// object in order of first mention, nil for no messages or just "ok".
+// read). It returns one Damage per object in order of first mention, nil
+// for no messages or just "ok"; Damage.Repair is left empty (the rules
+// layer words repairs from Kind, Object and Table).
 //
 // Mapping: "Tree N ..." names the b-tree rooted at page N; "On tree page N"
 // (before 3.44) and "Page N: ..." name it when N is a root page; index
@@ -78,8 +78,8 @@ var ftsShadows = map[string][]string{
 // and the others ("Fragmentation ... on page N", "Multiple uses for byte B
 // of page N", "2nd reference to page N") are KindUnknown. ClassifyOwned
 // ties such pages to their b-trees.
-func Classify(messages []string, schema []SchemaEntry, dbPath string) []Damage {
-	return ClassifyOwned(messages, schema, nil, dbPath)
+func Classify(messages []string, schema []SchemaEntry) []Damage {
+	return ClassifyOwned(messages, schema, nil)
 }
 
 // ClassifyOwned is Classify with owners, the roots of the b-trees that
@@ -89,8 +89,8 @@ func Classify(messages []string, schema []SchemaEntry, dbPath string) []Damage {
 // reaches (absent from owners, owners not nil) is KindStructural. "2nd
 // reference to page N" is page accounting as well: it adds KindStructural
 // besides the owners. owners nil means no walk was made.
-func ClassifyOwned(messages []string, schema []SchemaEntry, owners map[int64][]int64, dbPath string) []Damage {
-	c := classifier{dbPath: dbPath, schemaOK: schema != nil, owners: owners, byName: map[string]SchemaEntry{}, byRoot: map[int64]SchemaEntry{}, fts: map[string]string{}}
+func ClassifyOwned(messages []string, schema []SchemaEntry, owners map[int64][]int64) []Damage {
+	c := classifier{schemaOK: schema != nil, owners: owners, byName: map[string]SchemaEntry{}, byRoot: map[int64]SchemaEntry{}, fts: map[string]string{}}
 	for _, e := range schema {
 		c.byName[strings.ToLower(e.Name)] = e
 		if e.RootPage > 0 && (e.Type == "table" || e.Type == "index") {
@@ -119,14 +119,13 @@ func ClassifyOwned(messages []string, schema []SchemaEntry, owners map[int64][]i
 	}
 	if len(c.out) == 0 {
 		for _, m := range pending {
-			c.put(Damage{Kind: KindUnknown, Message: m, Repair: repairTable(dbPath)})
+			c.put(Damage{Kind: KindUnknown, Message: m})
 		}
 	}
 	return c.out
 }
 
 type classifier struct {
-	dbPath   string
 	schemaOK bool
 	byName   map[string]SchemaEntry
 	byRoot   map[int64]SchemaEntry
@@ -186,14 +185,14 @@ func (c *classifier) add(m string) {
 		return
 	}
 	if strings.Contains(m, "file is not a database") {
-		c.put(Damage{Kind: KindUnknown, Object: objDatabase, Message: m, Repair: repairTable(c.dbPath)})
+		c.put(Damage{Kind: KindUnknown, Object: objDatabase, Message: m})
 		return
 	}
 	if strings.Contains(m, "malformed database schema") {
 		c.entry(SchemaEntry{Type: "table", Name: "sqlite_schema", TblName: "sqlite_schema", RootPage: 1}, m)
 		return
 	}
-	c.put(Damage{Kind: KindUnknown, Message: m, Repair: repairTable(c.dbPath)})
+	c.put(Damage{Kind: KindUnknown, Message: m})
 }
 
 // root handles a message naming page n; exact says n is known to be a
@@ -212,7 +211,7 @@ func (c *classifier) root(n, m string, exact bool) {
 	if !c.schemaOK {
 		why = "sqlite_schema unreadable"
 	}
-	c.put(Damage{Kind: KindUnknown, Object: fmt.Sprintf("b-tree %d (%s)", pg, why), Message: m, Repair: repairTable(c.dbPath)})
+	c.put(Damage{Kind: KindUnknown, Object: fmt.Sprintf("b-tree %d (%s)", pg, why), Message: m})
 }
 
 // owned handles a message about page pg, using the page owners.
@@ -237,10 +236,10 @@ func (c *classifier) named(name, m string) {
 	}
 	// Not in the schema we read (or no schema): guess from the message.
 	if reIndexMsg().MatchString(m) {
-		c.put(Damage{Kind: KindIndex, Object: name, Message: m, Repair: "REINDEX " + ident(name)})
+		c.put(Damage{Kind: KindIndex, Object: name, Message: m})
 		return
 	}
-	c.put(Damage{Kind: KindTable, Object: name, Table: name, Message: m, Repair: repairTable(c.dbPath)})
+	c.put(Damage{Kind: KindTable, Object: name, Table: name, Message: m})
 }
 
 // entry classifies a damaged sqlite_schema object.
@@ -251,19 +250,17 @@ func (c *classifier) entry(e SchemaEntry, m string) {
 	}
 	if vt, suffix, ok := c.shadowOf(owner); ok {
 		if suffix == "_content" && e.Type == "table" {
-			c.put(Damage{Kind: KindTable, Object: e.Name, Table: vt, Message: m,
-				Repair: fmt.Sprintf("%s holds the rows of full-text table %s: %s; then in the recovered file %s",
-					e.Name, vt, repairTable(c.dbPath), rebuild(vt))})
+			c.put(Damage{Kind: KindTable, Object: e.Name, Table: vt, Message: m})
 			return
 		}
-		c.put(Damage{Kind: KindFTS, Object: e.Name, Table: vt, Message: m, Repair: rebuild(vt)})
+		c.put(Damage{Kind: KindFTS, Object: e.Name, Table: vt, Message: m})
 		return
 	}
 	if e.Type == "index" {
-		c.put(Damage{Kind: KindIndex, Object: e.Name, Table: e.TblName, Message: m, Repair: "REINDEX " + ident(e.Name)})
+		c.put(Damage{Kind: KindIndex, Object: e.Name, Table: e.TblName, Message: m})
 		return
 	}
-	c.put(Damage{Kind: KindTable, Object: e.Name, Table: e.Name, Message: m, Repair: repairTable(c.dbPath)})
+	c.put(Damage{Kind: KindTable, Object: e.Name, Table: e.Name, Message: m})
 }
 
 // ftsTable records damage found by a full-text table's own check.
@@ -271,7 +268,7 @@ func (c *classifier) ftsTable(name, m string) {
 	if e, ok := c.byName[strings.ToLower(name)]; ok {
 		name = e.Name
 	}
-	c.put(Damage{Kind: KindFTS, Object: name, Table: name, Message: m, Repair: rebuild(name)})
+	c.put(Damage{Kind: KindFTS, Object: name, Table: name, Message: m})
 }
 
 // shadowOf reports whether table is a shadow table of a full-text table.
@@ -291,7 +288,7 @@ func (c *classifier) shadowOf(table string) (vtab, suffix string, ok bool) {
 }
 
 func (c *classifier) structural(m string) {
-	c.put(Damage{Kind: KindStructural, Message: m, Repair: fmt.Sprintf("copy into a new file: %s; or %s", vacuumInto(c.dbPath), repairTable(c.dbPath))})
+	c.put(Damage{Kind: KindStructural, Message: m})
 }
 
 // put adds d unless a Damage of the same kind and object exists.
@@ -307,73 +304,6 @@ func (c *classifier) put(d Damage) {
 	c.out = append(c.out, d)
 }
 
-// Summarize returns a one-line summary of damage, worst first: tables
-// ("table t damaged: rows at risk"), unclassified damage, indexes
-// ("index idx_a damaged: REINDEX idx_a"), full-text indexes
-// ("search index docs damaged, data intact"), then structural damage;
-// damage to the whole file (KindUnknown, Object "database") reads
-// "database unreadable: rows may be at risk";
-// parts joined with "; ". It returns "ok" for no damage.
-func Summarize(damage []Damage) string {
-	var tables, unknown, indexes, fts, structural []string
-	var reindex []string
-	for _, d := range damage {
-		switch d.Kind {
-		case KindTable:
-			tables = appendUniq(tables, d.Object)
-		case KindIndex:
-			indexes = appendUniq(indexes, d.Object)
-			reindex = appendUniq(reindex, d.Repair)
-		case KindFTS:
-			fts = appendUniq(fts, d.Table)
-		case KindStructural:
-			structural = appendUniq(structural, "x")
-		default:
-			unknown = appendUniq(unknown, d.Object)
-		}
-	}
-	var parts []string
-	switch len(tables) {
-	case 0:
-	case 1:
-		parts = append(parts, "table "+tables[0]+" damaged: rows at risk")
-	default:
-		parts = append(parts, "tables "+strings.Join(tables, ", ")+" damaged: rows at risk")
-	}
-	switch {
-	case slices.Contains(unknown, objDatabase):
-		parts = append(parts, "database unreadable: rows may be at risk")
-	case len(unknown) > 0:
-		parts = append(parts, "unclassified damage: rows may be at risk")
-	}
-	switch len(indexes) {
-	case 0:
-	case 1:
-		parts = append(parts, "index "+indexes[0]+" damaged: "+reindex[0])
-	default:
-		parts = append(parts, "indexes "+strings.Join(indexes, ", ")+" damaged: "+strings.Join(reindex, "; "))
-	}
-	if len(fts) > 0 {
-		parts = append(parts, "search index "+strings.Join(fts, ", ")+" damaged, data intact")
-	}
-	if len(structural) > 0 {
-		parts = append(parts, "structural damage (page accounting): VACUUM INTO a new file")
-	}
-	if len(parts) == 0 {
-		return "ok"
-	}
-	return strings.Join(parts, "; ")
-}
-
-func appendUniq(s []string, v string) []string {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
-	}
-	return append(s, v)
-}
-
 // unqualify strips a schema prefix ("main.t" -> "t") and surrounding quotes.
 func unqualify(name string) string {
 	name = strings.TrimSpace(name)
@@ -383,47 +313,6 @@ func unqualify(name string) string {
 		}
 	}
 	return strings.Trim(name, "\"'`[]")
-}
-
-var reIdent = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// ident quotes an SQL identifier unless it is a plain word.
-func ident(name string) string {
-	if reIdent().MatchString(name) {
-		return name
-	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
-// rebuild is the FTS rebuild command for full-text table vt.
-func rebuild(vt string) string {
-	q := ident(vt)
-	return fmt.Sprintf("INSERT INTO %s(%s) VALUES('rebuild')", q, q)
-}
-
-// repairTable is the repair for lost rows, naming dbPath.
-func repairTable(dbPath string) string {
-	return fmt.Sprintf("restore from a backup, or recover into a new file: sqlite3 %s \".recover\" | sqlite3 %s", shell(dbPath), shell(dbPath+".recovered"))
-}
-
-// vacuumInto is the sqlite3 command copying dbPath into a new file.
-func vacuumInto(dbPath string) string {
-	lit := "'" + strings.ReplaceAll(dbPath+".vacuumed", "'", "''") + "'"
-	return fmt.Sprintf("sqlite3 %s %s", shell(dbPath), shell("VACUUM INTO "+lit))
-}
-
-var reShellSafe = lazyRegexp(`^[A-Za-z0-9_@%+=:,./-]+$`)
-
-// shell quotes s for a POSIX shell: as is when safe, in double quotes when
-// that needs no escapes, else in single quotes.
-func shell(s string) string {
-	if reShellSafe().MatchString(s) {
-		return s
-	}
-	if !strings.ContainsAny(s, "\"$`\\!") {
-		return `"` + s + `"`
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // lazyRegexp compiles expr on first use: preflight run starts every

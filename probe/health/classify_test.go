@@ -6,28 +6,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/preflight-sqlite/preflight/internal/testdb"
 	"github.com/preflight-sqlite/preflight/probe/health"
 )
 
-// schema is sqlite_schema of a database with a table, an index, an FTS5
-// table and an FTS4 table, as SQLite 3.53.3 lists it.
-var schema = []health.SchemaEntry{
-	{Type: "table", Name: "notes", TblName: "notes", RootPage: 2, SQL: "CREATE TABLE notes(id integer primary key, body text)"},
-	{Type: "index", Name: "notes_body", TblName: "notes", RootPage: 3, SQL: "CREATE INDEX notes_body on notes(body)"},
-	{Type: "table", Name: "ft", TblName: "ft", RootPage: 0, SQL: "CREATE VIRTUAL TABLE ft USING fts5(body)"},
-	{Type: "table", Name: "ft_data", TblName: "ft_data", RootPage: 4, SQL: "CREATE TABLE 'ft_data'(id INTEGER PRIMARY KEY, block BLOB)"},
-	{Type: "table", Name: "ft_idx", TblName: "ft_idx", RootPage: 5, SQL: "CREATE TABLE 'ft_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID"},
-	{Type: "table", Name: "ft_content", TblName: "ft_content", RootPage: 6, SQL: "CREATE TABLE 'ft_content'(id INTEGER PRIMARY KEY, c0)"},
-	{Type: "table", Name: "ft_docsize", TblName: "ft_docsize", RootPage: 7, SQL: "CREATE TABLE 'ft_docsize'(id INTEGER PRIMARY KEY, sz BLOB)"},
-	{Type: "table", Name: "ft_config", TblName: "ft_config", RootPage: 8, SQL: "CREATE TABLE 'ft_config'(k PRIMARY KEY, v) WITHOUT ROWID"},
-	{Type: "table", Name: "old", TblName: "old", RootPage: 0, SQL: "CREATE VIRTUAL TABLE old USING fts4(body)"},
-	{Type: "table", Name: "old_segdir", TblName: "old_segdir", RootPage: 9, SQL: "CREATE TABLE 'old_segdir'(level INTEGER,idx INTEGER,start_block INTEGER,leaves_end_block INTEGER,end_block INTEGER,root BLOB,PRIMARY KEY(level, idx))"},
-	{Type: "index", Name: "sqlite_autoindex_old_segdir_1", TblName: "old_segdir", RootPage: 10},
-	{Type: "table", Name: "odd name", TblName: "odd name", RootPage: 11, SQL: `CREATE TABLE "odd name"(x)`},
-}
+// schema is testdb.Schema: a table, an index, an FTS5 table and an FTS4
+// table, as SQLite 3.53.3 lists them.
+var schema = testdb.Schema()
 
 func TestClassify(t *testing.T) {
-	const db = "/data/app.db"
 	type kv struct{ Kind, Object, Table string }
 	for _, tc := range []struct {
 		name    string
@@ -70,57 +57,38 @@ func TestClassify(t *testing.T) {
 			[]kv{{health.KindIndex, "notes_body", "notes"}, {health.KindTable, "notes", "notes"}, {health.KindTable, "odd name", "odd name"}},
 			"tables notes, odd name damaged: rows at risk; index notes_body damaged: REINDEX notes_body"},
 	} {
-		got := health.Classify(tc.msgs, schema, db)
+		got := health.Classify(tc.msgs, schema)
 		var gotKV []kv
 		for _, d := range got {
 			gotKV = append(gotKV, kv{d.Kind, d.Object, d.Table})
-			if d.Repair == "" || d.Message == "" {
-				t.Errorf("%s: Damage %+v lacks a message or repair", tc.name, d)
+			if d.Message == "" {
+				t.Errorf("%s: Damage %+v lacks a message", tc.name, d)
+			}
+			if d.Repair != "" {
+				t.Errorf("%s: Damage %+v has repair text; the rules layer words repairs", tc.name, d)
 			}
 		}
 		if diff := cmp.Diff(tc.want, gotKV, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: Classify(%q) (-want +got):\n%s", tc.name, tc.msgs, diff)
 		}
-		if s := health.Summarize(got); tc.summary != "" && s != tc.summary {
-			t.Errorf("%s: Summarize = %q, want %q", tc.name, s, tc.summary)
-		}
 	}
 }
 
-func TestClassifyRepairs(t *testing.T) {
-	for _, tc := range []struct {
-		msg, db, want string
-	}{
-		{"Tree 2 page 2: x", "/data/app.db", `restore from a backup, or recover into a new file: sqlite3 /data/app.db ".recover" | sqlite3 /data/app.db.recovered`},
-		{"Tree 2 page 2: x", "/data/my app.db", `restore from a backup, or recover into a new file: sqlite3 "/data/my app.db" ".recover" | sqlite3 "/data/my app.db.recovered"`},
-		{"Tree 3 page 3: x", "/d.db", "REINDEX notes_body"},
-		{"Tree 4 page 4: x", "/d.db", "INSERT INTO ft(ft) VALUES('rebuild')"},
-		{"Page 8: never used", "/data/it's.db", `copy into a new file: sqlite3 "/data/it's.db" "VACUUM INTO '/data/it''s.db.vacuumed'"; or restore from a backup, or recover into a new file: sqlite3 "/data/it's.db" ".recover" | sqlite3 "/data/it's.db.recovered"`},
-	} {
-		got := health.Classify([]string{tc.msg}, schema, tc.db)
-		if len(got) != 1 || got[0].Repair != tc.want {
-			t.Errorf("Classify(%q, db %q) = %+v, want repair %q", tc.msg, tc.db, got, tc.want)
-		}
-	}
-	if got := health.Classify([]string{"Tree 11 page 11: x", "row 1 missing from index \"odd idx\""}, schema, "/d.db"); len(got) != 2 || got[1].Repair != `REINDEX "odd idx"` {
-		t.Errorf("Classify(odd names) = %+v, want REINDEX \"odd idx\"", got)
-	}
-}
-
-// FuzzClassify: no panic; every Damage has a kind, a message and a repair.
+// FuzzClassify: no panic; every Damage has a kind and a message, and no
+// repair text (rules.FuzzRepair covers the repairs).
 func FuzzClassify(f *testing.F) {
 	f.Add("Tree 3 page 3 cell 3: Extends off end of page\nPage 8: never used")
 	f.Add(`fts5: corruption found reading blob 1 from table "ft"`)
 	f.Add("row 3 missing from index \"x.y\"\nNULL value in a.b.c")
 	f.Fuzz(func(t *testing.T, s string) {
 		msgs := []string{s, s + " x"}
-		for _, d := range health.Classify(msgs, schema, "/d.db") {
-			if d.Kind == "" || d.Message == "" || d.Repair == "" {
+		for _, d := range health.Classify(msgs, schema) {
+			if d.Kind == "" || d.Message == "" || d.Repair != "" {
 				t.Fatalf("Classify(%q) gave %+v", msgs, d)
 			}
 		}
-		for _, d := range health.Classify(msgs, nil, "/d.db") {
-			if d.Kind == "" || d.Repair == "" {
+		for _, d := range health.Classify(msgs, nil) {
+			if d.Kind == "" || d.Repair != "" {
 				t.Fatalf("Classify(%q, nil schema) gave %+v", msgs, d)
 			}
 		}

@@ -86,9 +86,10 @@ type Damage struct {
 	Table string `json:"table,omitempty"`
 	// Message is the first integrity-check message about this object.
 	Message string `json:"message"`
-	// Repair is the repair to run, as text with the exact command, e.g.
-	// "REINDEX idx_a" or `sqlite3 /data/app.db ".recover" | sqlite3 /data/app.db.recovered`.
-	// Repairs write: run them with every other user of the database stopped.
+	// Repair is the repair to run, as text with the exact command. The
+	// probe leaves it empty; the rules layer (rules.FillRepairs) words it
+	// from Kind, Object, Table and Integrity.Path before the report is
+	// read or rendered.
 	Repair string `json:"repair"`
 }
 
@@ -129,9 +130,16 @@ type Integrity struct {
 	// HeaderProblems is CheckHeaderFile of the checked file, read before
 	// SQLite opens it; it explains a database SQLite cannot load.
 	HeaderProblems []Problem `json:"header_problems,omitempty"`
-	// Summary is one line: "ok", "not checked", or the parts from
-	// Summarize, e.g. "index idx_a damaged: REINDEX idx_a".
+	// Summary is one line: "ok", "not checked", or, when Classified, empty
+	// until the rules layer (rules.FillRepairs) summarises Damage, e.g.
+	// "index idx_a damaged: REINDEX idx_a".
 	Summary string `json:"summary"`
+	// Classified reports that the check ran to the end or stopped on
+	// corruption and Messages were classified into Damage (possibly none).
+	Classified bool `json:"-"`
+	// Path is the absolute path of the database asked about (the live
+	// file, also when a private copy was checked); the repairs name it.
+	Path string `json:"-"`
 	// CheckedCopy reports that a private copy was checked (Options.Copy).
 	CheckedCopy bool `json:"checked_copy,omitempty"`
 	// CopyFailed reports that the private copy (Options.Copy) could not be
@@ -198,7 +206,7 @@ func CheckIntegrity(ctx context.Context, dbPath string, opts Options) (res Integ
 	start := time.Now()
 	defer func() {
 		res.Elapsed = time.Since(start)
-		if res.Summary == "" {
+		if res.Summary == "" && !res.Classified {
 			res.Summary = "not checked"
 		}
 	}()
@@ -211,6 +219,7 @@ func CheckIntegrity(ctx context.Context, dbPath string, opts Options) (res Integ
 		res.Err = fmt.Sprintf("check integrity: %v", err)
 		return res
 	}
+	res.Path = path
 	fi, err := os.Stat(path)
 	if err != nil {
 		res.Err = fmt.Sprintf("check integrity: %v", err)
@@ -253,13 +262,12 @@ func CheckIntegrity(ctx context.Context, dbPath string, opts Options) (res Integ
 		res.CheckedCopy = true
 	}
 	res.HeaderProblems, _ = CheckHeaderFile(target)
-	check(ctx, target, path, opts, &res)
+	check(ctx, target, opts, &res)
 	return res
 }
 
-// check opens target read-only and fills res; repair commands name live,
-// the database the caller asked about.
-func check(ctx context.Context, target, live string, opts Options, res *Integrity) {
+// check opens target read-only and fills res.
+func check(ctx context.Context, target string, opts Options, res *Integrity) {
 	db, err := sql.Open("sqlite", ReadOnlyDSN(target, opts.BusyTimeout))
 	if err != nil {
 		res.Err = fmt.Sprintf("check integrity: open: %v", err)
@@ -287,7 +295,7 @@ func check(ctx context.Context, target, live string, opts Options, res *Integrit
 	if err != nil {
 		failed(ctx, res, res.Check, err)
 		if res.Ran {
-			finish(res, schema, live)
+			finish(res, schema)
 		}
 		return
 	}
@@ -324,7 +332,7 @@ func check(ctx context.Context, target, live string, opts Options, res *Integrit
 	}
 	res.Messages = msgs
 	ownPages(ctx, conn, schema, res)
-	finish(res, schema, live)
+	finish(res, schema)
 }
 
 // maxWalkPages bounds the pages ownPages reads: 2^22 pages is 16 GiB at
@@ -375,11 +383,12 @@ func ownPages(ctx context.Context, conn *sql.Conn, schema []SchemaEntry, res *In
 	res.PageWalkErr = fmt.Sprintf("tie pages to b-trees: %v", err)
 }
 
-// finish classifies res.Messages.
+// finish classifies res.Messages and sets res.Classified.
 // When SQLite could not load the schema and the messages name nothing, the
 // damage is reported against the whole database, with the header problems.
-func finish(res *Integrity, schema []SchemaEntry, live string) {
-	res.Damage = ClassifyOwned(res.Messages, schema, res.PageOwners, live)
+func finish(res *Integrity, schema []SchemaEntry) {
+	res.Classified = true
+	res.Damage = ClassifyOwned(res.Messages, schema, res.PageOwners)
 	if schema == nil && res.SchemaErr != "" && !slices.ContainsFunc(res.Damage, func(d Damage) bool {
 		return d.Kind != KindUnknown || (d.Object != "" && d.Object != objDatabase)
 	}) {
@@ -387,9 +396,8 @@ func finish(res *Integrity, schema []SchemaEntry, live string) {
 		for _, p := range res.HeaderProblems {
 			msg += "; header: " + p.ID + ": " + p.Detail
 		}
-		res.Damage = []Damage{{Kind: KindUnknown, Object: objDatabase, Message: msg, Repair: repairTable(live)}}
+		res.Damage = []Damage{{Kind: KindUnknown, Object: objDatabase, Message: msg}}
 	}
-	res.Summary = Summarize(res.Damage)
 }
 
 // failed records an error that stopped the check at step.

@@ -9,7 +9,7 @@ import (
 // panic only when a damaged database reaches that line.
 func TestLazyRegexpsCompile(t *testing.T) {
 	for i, re := range []func() *regexp.Regexp{reTree, reOldTree, rePage, reIndexMsg, reNull, reCheck,
-		reFTS5Index, reFTS5Blob, reRTree, reUsing, reDriverErr, reIdent, reShellSafe, reFSProbe} {
+		reFTS5Index, reFTS5Blob, reRTree, reUsing, reDriverErr, reFSProbe} {
 		first := re()
 		if first == nil || re() != first {
 			t.Errorf("lazy regexp %d: not compiled once", i)
