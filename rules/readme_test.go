@@ -82,3 +82,58 @@ func TestREADMEClasses(t *testing.T) {
 		}
 	}
 }
+
+// readmeSection returns the README's lines from the one equal to start up
+// to the next line that begins a section of the same or a higher level
+// (a "## " heading for a "## " start); a start not found fails the test.
+func readmeSection(t *testing.T, start string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	i := slices.Index(lines, start)
+	if i < 0 {
+		t.Fatalf("README.md has no line %q", start)
+	}
+	end := i + 1
+	for end < len(lines) && !strings.HasPrefix(lines[end], "## ") {
+		end++
+	}
+	return lines[i:end]
+}
+
+// TestREADMEFindingRowsAreIDs: every row of the README's findings and
+// refusals tables names a finding or a refusal of the rules table (a row
+// left behind by a renamed or removed ID fails), and every refusal has a
+// row in the refusals table itself, not only a findings row of its name.
+func TestREADMEFindingRowsAreIDs(t *testing.T) {
+	known := map[rules.ID]bool{}
+	for _, r := range slices.Concat(rules.Rules(), rules.Refusals()) {
+		known[r.ID] = true
+	}
+	row := regexp.MustCompile("^\\| `([a-z0-9-]+)` \\|")
+	inRefusals, refusalRows := false, map[rules.ID]bool{}
+	for _, line := range readmeSection(t, "## Findings") {
+		if strings.HasPrefix(line, "| reason | meaning |") {
+			inRefusals = true
+		} else if !strings.HasPrefix(line, "|") {
+			inRefusals = false
+		}
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if id := rules.ID(m[1]); !known[id] {
+			t.Errorf("README.md's findings tables have a row for %s, which is no finding or refusal ID", id)
+		} else if inRefusals {
+			refusalRows[id] = true
+		}
+	}
+	for _, r := range rules.Refusals() {
+		if !refusalRows[r.ID] {
+			t.Errorf("README.md's refusals table has no row for %s", r.ID)
+		}
+	}
+}
