@@ -194,6 +194,12 @@ volumes:
 	for _, f := range res.Report.Findings {
 		if f.ID == "replicas-on-sqlite-volume" || f.ID == "start-first-on-sqlite-volume" {
 			got[string(f.ID)+" "+f.Path] = string(f.Level)
+			if f.Path == "vw-scale:/data" && !strings.Contains(f.Message, "scale is 3") {
+				t.Errorf("%s %s: message %q does not name scale: 3", f.ID, f.Path, f.Message)
+			}
+			if f.Path == "kuma:/app/data" && f.ID == "replicas-on-sqlite-volume" && !strings.Contains(f.Message, "deploy.replicas is 2") {
+				t.Errorf("%s %s: message %q does not name deploy.replicas: 2", f.ID, f.Path, f.Message)
+			}
 			if !strings.Contains(strings.Join(f.Remedy, " "), "docker service") {
 				t.Errorf("%s %s: remedy %q names no docker service command", f.ID, f.Path, f.Remedy)
 			}

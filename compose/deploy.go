@@ -11,6 +11,12 @@ func deployOf(s types.ServiceConfig) *Deploy {
 		return nil
 	}
 	d := &Deploy{Mode: DeployReplicated, Replicas: s.GetScale(), UpdateOrder: OrderStopFirst, RollbackOrder: OrderStopFirst}
+	switch {
+	case s.Deploy != nil && s.Deploy.Replicas != nil:
+		d.ReplicasKey = "deploy.replicas"
+	case s.Scale != nil:
+		d.ReplicasKey = "scale"
+	}
 	if c := s.Deploy; c != nil {
 		if c.Mode != "" {
 			d.Mode = c.Mode

@@ -371,6 +371,9 @@ type Deploy struct {
 	Mode string `json:"mode"`
 	// Replicas is deploy.replicas (or scale:), 1 when neither is set.
 	Replicas int `json:"replicas"`
+	// ReplicasKey is the key Replicas was read from: "deploy.replicas",
+	// "scale", or "" when neither is set.
+	ReplicasKey string `json:"replicas_key,omitempty"`
 	// UpdateOrder and RollbackOrder are update_config.order and
 	// rollback_config.order: OrderStopFirst (the default) or
 	// OrderStartFirst (the new container starts before the old one stops).

@@ -126,7 +126,7 @@ var swarmRules = []rule{
 			if !composeWriterMount(m) || d.Mode != compose.DeployGlobal && d.Replicas <= 1 {
 				return "", "", false
 			}
-			what := fmt.Sprintf("deploy.replicas is %d", d.Replicas)
+			what := fmt.Sprintf("%s is %d", d.ReplicasKey, d.Replicas)
 			if d.Mode == compose.DeployGlobal {
 				what = "deploy.mode is global (a task on every node)"
 			}
