@@ -571,7 +571,7 @@ func copyDatabase(ctx context.Context, src string, root *os.Root, rel string) (D
 	case crashedWAL(src):
 		// Read a private copy in --to (removed on return, before --to
 		// is verified): the source gets no -shm and the WAL is read.
-		p, remove, err := privateCopy(ctx, src, root.Name())
+		p, remove, err := privateCopy(ctx, src, root)
 		if err != nil {
 			return out, err
 		}

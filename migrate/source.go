@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -102,30 +103,31 @@ func irregularSidecar(src string) error {
 }
 
 // privateCopy copies src and its -wal byte for byte into a new directory
-// (mode 0700) in dir and returns the copy's database path and a function
-// that removes the directory; on error nothing is left. Each file is
-// opened without following a symlink, must be regular, and is copied up
-// to the size fstat gave when it was opened. When either file's size or
-// modification time changed by the end of the copy, or a -shm appeared,
-// it fails with "changed while it was copied": a writer the guard did not
-// see is using it. It stops with ctx's error when ctx ends.
-func privateCopy(ctx context.Context, src, dir string) (string, func(), error) {
-	tmp, err := os.MkdirTemp(dir, ".preflight-wal-")
-	if err != nil {
+// (mode 0700, a random name starting ".preflight-wal-") in root and returns
+// the copy's database path (root.Name() joined, for SQLite) and a function
+// that removes the directory through root; on error nothing is left. Each
+// file is opened without following a symlink, must be regular, and is
+// copied up to the size fstat gave when it was opened. When either file's
+// size or modification time changed by the end of the copy, or a -shm
+// appeared, it fails with "changed while it was copied": a writer the
+// guard did not see is using it. It stops with ctx's error when ctx ends.
+func privateCopy(ctx context.Context, src string, root *os.Root) (string, func(), error) {
+	tmp := ".preflight-wal-" + rand.Text()
+	if err := root.Mkdir(tmp, 0o700); err != nil {
 		return "", nil, fmt.Errorf("create a private directory to read %s: %w", src, err)
 	}
-	remove := func() { os.RemoveAll(tmp) }
+	remove := func() { root.RemoveAll(tmp) }
 	db := filepath.Join(tmp, "db")
 	var before []fs.FileInfo
 	for _, s := range []string{"", "-wal"} {
-		fi, err := copyBounded(ctx, src+s, db+s)
+		fi, err := copyBounded(ctx, src+s, root, db+s)
 		if err != nil {
 			remove()
 			return "", nil, err
 		}
 		before = append(before, fi)
 	}
-	err = nil
+	var err error
 	for i, s := range []string{"", "-wal"} {
 		fi, serr := os.Lstat(src + s)
 		if serr != nil || !os.SameFile(fi, before[i]) || fi.Size() != before[i].Size() || !fi.ModTime().Equal(before[i].ModTime()) {
@@ -140,14 +142,14 @@ func privateCopy(ctx context.Context, src, dir string) (string, func(), error) {
 		remove()
 		return "", nil, err
 	}
-	return db, remove, nil
+	return filepath.Join(root.Name(), db), remove, nil
 }
 
 // copyBounded copies the regular file src (opened with rawfile.Open, no
-// symlink followed) to the new file dst (O_EXCL, mode 0600), at most the
+// symlink followed) to the new file rel in root (O_EXCL, mode 0600), at most the
 // size fstat gives at the open, and returns that stat. A file that ends
 // sooner is an error ("changed while it was copied").
-func copyBounded(ctx context.Context, src, dst string) (fs.FileInfo, error) {
+func copyBounded(ctx context.Context, src string, root *os.Root, rel string) (fs.FileInfo, error) {
 	in, err := rawfile.Open(src, true)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", src, err)
@@ -157,9 +159,9 @@ func copyBounded(ctx context.Context, src, dst string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", src, err)
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", dst, err)
+		return nil, fmt.Errorf("create %s: %w", filepath.Join(root.Name(), rel), err)
 	}
 	n, err := io.Copy(out, io.LimitReader(ctxReader{ctx, in}, fi.Size()))
 	if cerr := out.Close(); err == nil {
