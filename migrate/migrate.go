@@ -291,11 +291,16 @@ func guard(ctx context.Context, opts Options, from, to string, toExists bool, re
 // would change or lose: a hot journal (SQLite rolls it back on the next
 // open) and a WAL with valid-looking frames after a broken one (SQLite
 // silently drops them, and with them committed transactions the copy
-// would not carry).
+// would not carry), and a -wal or -shm that is not a regular file (a
+// symlink SQLite would follow).
 func sourceState(dbs map[string]bool, res *Result) error {
 	for p := range dbs {
 		if j, err := health.InspectJournal(p); err == nil && j.Hot {
 			res.Refused = append(res.Refused, fmt.Sprintf("%s has a hot rollback journal (%d bytes): an interrupted transaction must be rolled back first: open it once normally (sqlite3 %s 'PRAGMA quick_check;'), then migrate", p, j.SizeBytes, shell.Quote(p)))
+		}
+		if err := irregularSidecar(p); err != nil {
+			res.Refused = append(res.Refused, err.Error()+"; put the real file in its place (do not delete a -wal: it holds committed transactions)")
+			continue
 		}
 		if fi, err := os.Stat(p + "-wal"); err == nil && fi.Size() > 0 {
 			if w, err := wal.ValidateFile(p + "-wal"); err == nil && w.Discards() {
@@ -555,12 +560,25 @@ func copyDatabase(ctx context.Context, src string, root *os.Root, rel string) (D
 	}
 	f.Close()
 	dst := filepath.Join(root.Name(), rel)
-	mode := "ro"
-	srcInfo, quiet := quiescentWAL(src)
-	if quiet {
-		mode = immutable
+	if err := irregularSidecar(src); err != nil {
+		return out, err
 	}
-	db, c, err := open(ctx, src, mode)
+	mode, read := "ro", src
+	srcInfo, quiet := quiescentWAL(src)
+	switch {
+	case quiet:
+		mode = immutable
+	case crashedWAL(src):
+		// Read a private copy in --to (removed on return, before --to
+		// is verified): the source gets no -shm and the WAL is read.
+		p, remove, err := privateCopy(ctx, src, root)
+		if err != nil {
+			return out, err
+		}
+		defer remove()
+		mode, read = "rw", p
+	}
+	db, c, err := open(ctx, read, mode)
 	if err != nil {
 		return out, err
 	}
