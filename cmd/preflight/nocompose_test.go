@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // The images' binary (-tags nocompose) links no compose-go loader and no

@@ -219,4 +219,3 @@ func wrap(text string, indent, width int) string {
 	}
 	return b.String()
 }
-
