@@ -34,9 +34,10 @@ type flagSpec struct {
 
 // argSpec is one positional argument.
 type argSpec struct {
-	name, help       string
-	optional, repeat bool
-	field            reflect.Value
+	name, help string
+	// passthrough: once it starts, what follows is its value, flags too.
+	optional, repeat, passthrough bool
+	field                         reflect.Value
 }
 
 // cmdSpec is the flags and arguments of one command, in declaration order.
@@ -65,7 +66,7 @@ func readSpec(v reflect.Value, s *cmdSpec) {
 				name = strings.ToLower(f.Name)
 			}
 			s.args = append(s.args, &argSpec{name: name, help: f.Tag.Get("help"),
-				optional: hasTag(f, "optional"), repeat: f.Type.Kind() == reflect.Slice, field: fv})
+				optional: hasTag(f, "optional"), passthrough: hasTag(f, "passthrough"), repeat: f.Type.Kind() == reflect.Slice, field: fv})
 			continue
 		}
 		s.flags = append(s.flags, newFlagSpec(f, fv))
@@ -248,6 +249,11 @@ func flagError(_ *cobra.Command, err error) error {
 	switch {
 	case strings.HasPrefix(msg, "unknown flag: "):
 		msg = "unknown flag " + strings.TrimPrefix(msg, "unknown flag: ")
+	case strings.HasPrefix(msg, "invalid argument "):
+		// invalid argument "x" for "-s, --name" flag: why
+		if i, j := strings.Index(msg, "--"), strings.Index(msg, "\" flag: "); i >= 0 && j > i {
+			msg = msg[i:j] + ": " + msg[j+len("\" flag: "):]
+		}
 	case strings.HasPrefix(msg, "unknown shorthand flag: "):
 		if i := strings.LastIndex(msg, " in "); i >= 0 {
 			msg = "unknown flag " + msg[i+len(" in "):]

@@ -57,6 +57,11 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 		for _, fs := range spec.flags {
 			fs.register(c.Flags())
 		}
+		for _, a := range spec.args {
+			if a.passthrough {
+				c.Flags().SetInterspersed(false)
+			}
+		}
 		c.RunE = func(c *cobra.Command, args []string) error {
 			if g.Version {
 				return printVersion(g)
