@@ -195,7 +195,11 @@ func (s *cmdSpec) bind(set *pflag.FlagSet, args []string) error {
 			return fmt.Errorf("--%s %s", fs.name, enumMessage(fs.enum, fs.value.String()))
 		}
 		if fs.required && !fl.Changed && !envSet(fs.envs) {
-			missing = append(missing, "--"+fs.name+"="+fs.placeholder)
+			m := "--" + fs.name + "=" + fs.placeholder
+			if sv, ok := fs.value.(*sliceValue); ok && sv.sep != "none" {
+				m += sv.sep + "..."
+			}
+			missing = append(missing, m)
 		}
 		if fs.xor != "" && fl.Changed {
 			if other, ok := xor[fs.xor]; ok {
@@ -292,7 +296,7 @@ type intValue int
 func (v *intValue) Set(s string) error {
 	n, err := strconv.ParseInt(s, 0, 0)
 	if err != nil {
-		return fmt.Errorf("expected a valid int but got %q", s)
+		return fmt.Errorf("expected a valid 64 bit int but got %q", s)
 	}
 	*v = intValue(n)
 	return nil
