@@ -50,7 +50,7 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
-// ExitCode implements kong.ExitCoder.
+// ExitCode is the process exit code err stands for.
 func (e *exitError) ExitCode() int { return e.code }
 
 func usageError(err error, hints ...string) error {

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/alecthomas/kong"
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
 )
@@ -29,8 +28,8 @@ var version = ""
 
 // Globals are flags shared by every command.
 type Globals struct {
-	Mountinfo string           `name:"mountinfo" env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify paths against a mount table saved on another machine (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. The paths are that machine's: nothing on this machine is read."`
-	Version   kong.VersionFlag `env:"-" help:"Print the version and exit."`
+	Mountinfo string `name:"mountinfo" env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify paths against a mount table saved on another machine (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. The paths are that machine's: nothing on this machine is read."`
+	Version   bool   `name:"version" env:"-" help:"Print the version and exit."`
 
 	// ctx ends on SIGINT or SIGTERM (main) and is passed to every probe
 	// and command, so that what a command made (a private copy of a
@@ -58,60 +57,60 @@ func (g *Globals) given(flag string) bool {
 	return false
 }
 
-// CLI is the command tree.
-type CLI struct {
-	Globals
-
-	Check   CheckCmd   `cmd:"" help:"Check data directories or database files: filesystem class, journal mode, findings."`
-	Mounts  MountsCmd  `cmd:"" help:"List every mount with its class, or the mount holding PATH."`
-	Run     RunCmd     `cmd:"" help:"Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT)."`
-	Writers WritersCmd `cmd:"" help:"List the containers that write a named volume or host directory (Docker Engine API)."`
-	Convert ConvertCmd `cmd:"" help:"Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification."`
-	Compose ComposeCmd `cmd:"" help:"Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings)."`
-	Migrate MigrateCmd `cmd:"" help:"Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify."`
-	Kube    KubeCmd    `cmd:"" help:"Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch."`
+// command is one entry of the command tree: its name, its one-line help
+// and a new value of its flags.
+type command struct {
+	name, help string
+	make       func() runner
 }
 
-// hideCompose leaves `compose` and `kube` out of --help in a build
-// without them (-tags nocompose) and says so in their own help; running
-// them still exits 1 with the reason.
-func hideCompose(k *kong.Kong) error {
-	for _, n := range k.Model.Children {
-		if n.Name == "compose" && !compose.Built || n.Name == "kube" && !manifest.Built {
-			n.Hidden = true
-			n.Help = "Not in this build (-tags nocompose, the image's binary): " + n.Help
-		}
-	}
-	return nil
+// commands is the command tree, in the order --help lists it.
+var commands = []command{
+	{"check", "Check data directories or database files: filesystem class, journal mode, findings.", func() runner { return &CheckCmd{} }},
+	{"mounts", "List every mount with its class, or the mount holding PATH.", func() runner { return &MountsCmd{} }},
+	runCommand,
+	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }},
+	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }},
+	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }},
+	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }},
+	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }},
 }
 
-// runCLI is the command tree when the first argument is "run": the same
-// RunCmd and Globals as CLI, without the other commands.
-type runCLI struct {
-	Globals
+// runCommand is `run`: when it is the first argument the tree holds it
+// alone, so that the entrypoint does not build every command's flags.
+var runCommand = command{"run", "Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT).", func() runner { return &RunCmd{} }}
 
-	Run RunCmd `cmd:"" help:"Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT)."`
+// hidden reports whether command name is left out of --help: compose and
+// kube in a build without them (-tags nocompose). Running them still
+// exits 1 with the reason.
+func hidden(name string) bool {
+	return name == "compose" && !compose.Built || name == "kube" && !manifest.Built
 }
+
+// notBuilt prefixes the help of a hidden command.
+const notBuilt = "Not in this build (-tags nocompose, the image's binary): "
 
 const description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
-locks and shared memory, which bind mounts across a VM boundary (Docker
-Desktop, OrbStack, Podman machine, Colima, Lima, WSL2) and network or FUSE
-filesystems do not give.
+locks and shared memory, which bind mounts across a VM boundary (Docker Desktop,
+OrbStack, Podman machine, Colima, Lima, WSL2) and network or FUSE filesystems do
+not give.
 
 Exit codes:
-  0    ok (or only findings below --fail-on)
-  1    could not run (internal error, or the command needs Linux);
-       convert: a conversion failed
-  2    bad usage or bad input; compose --write: a compose file another
-       user could redirect
-  3    unsafe: an error-level finding; convert: refused (a writer, an
-       unverified probe, Litestream, WAL frames that would be lost)
-  4    warnings only
-  126  run: CMD is not executable
-  127  run: CMD not found
-  130  interrupted by SIGINT (128 + 2): what the command made is removed;
-       convert: the database is as it was, or converted (see its report)
-  143  interrupted by SIGTERM (128 + 15), the same
+
+    0    ok (or only findings below --fail-on)
+    1    could not run (internal error, or the command needs Linux);
+         convert: a conversion failed
+    2    bad usage or bad input; compose --write: a compose file another
+         user could redirect
+    3    unsafe: an error-level finding; convert: refused (a writer, an
+         unverified probe, Litestream, WAL frames that would be lost)
+    4    warnings only
+    126  run: CMD is not executable
+    127  run: CMD not found
+    130  interrupted by SIGINT (128 + 2): what the command made is removed;
+         convert: the database is as it was, or converted (see its report)
+    143  interrupted by SIGTERM (128 + 15), the same
+
 After 'preflight run' execs CMD, the exit code is the application's.`
 
 func main() {
@@ -176,54 +175,27 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // for SIGTERM; otherwise an interrupted command exits 1.
 func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args, cmdArgs := splitRun(args)
-	cli := CLI{Globals: Globals{ctx: ctx, stdout: stdout, stderr: stderr, args: args, cmdArgs: cmdArgs}}
+	g := &Globals{ctx: ctx, stdout: stdout, stderr: stderr, args: args, cmdArgs: cmdArgs}
 	unsetEmptyEnv()
-	exit := -1
-	// `preflight run` starts every container, and kong builds its model
-	// from every command's struct tags at each start (about 1 ms for the
-	// whole tree): the entrypoint parses with a tree of run alone.
-	var model any = &cli
-	g := &cli.Globals
+	tree := commands
 	if len(args) > 0 && args[0] == "run" {
-		r := &runCLI{Globals: cli.Globals}
-		model, g = r, &r.Globals
+		tree = []command{runCommand}
 	}
-	parser, err := kong.New(model,
-		kong.Name("preflight"),
-		kong.Description(description),
-		kong.Vars{"version": "preflight " + buildVersion()},
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) {
-			if exit < 0 {
-				exit = code
-			}
-		}),
-		kong.UsageOnError(),
-		// Every flag without its own env tag is also PREFLIGHT_<NAME>:
-		// images configure their entrypoints through ENV.
-		kong.DefaultEnvars("PREFLIGHT"),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.PostBuild(hideCompose),
-	)
-	if err != nil {
-		return report(stderr, fmt.Errorf("build command line: %w", err))
-	}
-	kctx, err := parser.Parse(args)
-	if exit >= 0 { // --help or --version
-		if exit == 80 {
-			return exitUsage
-		}
-		return exit
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "preflight: error: %s\n", fromEnv(err, args))
+	root := newRoot(g, tree)
+	root.SetArgs(args)
+	_, err := root.ExecuteC()
+	var ran *ranError
+	switch {
+	case err == nil:
+		return exitOK
+	case !errors.As(err, &ran):
+		fmt.Fprintf(stderr, "preflight: error: %s\n", err)
 		fmt.Fprintln(stderr, "preflight: hint: run 'preflight --help' for usage")
 		return exitUsage
 	}
-	err = kctx.Run(g)
 	code := exitOK
-	if err != nil {
-		code = report(stderr, err)
+	if ran.err != nil {
+		code = report(stderr, ran.err)
 	}
 	if n, ok := signalCode(ctx); ok {
 		return n
@@ -290,41 +262,4 @@ func splitRun(args []string) (flags, cmd []string) {
 		flags = append(flags, a)
 	}
 	return flags, nil
-}
-
-// fromEnv names the environment variable in a parse error about a flag
-// whose value came from it ("--on-unsafe (PREFLIGHT_ON_UNSAFE) must be one
-// of ..."): a flag not on the command line, with one of its variables set,
-// that the error names first. Other errors are returned as they are.
-func fromEnv(err error, args []string) string {
-	msg := err.Error()
-	var pe *kong.ParseError
-	if !errors.As(err, &pe) || pe.Context == nil {
-		return msg
-	}
-	for _, f := range pe.Context.Flags() {
-		name := "--" + f.Name
-		if !strings.HasPrefix(msg, name+" ") || onCommandLine(args, f) {
-			continue
-		}
-		for _, env := range f.Envs {
-			if _, ok := os.LookupEnv(env); ok {
-				return name + " (" + env + ")" + strings.TrimPrefix(msg, name)
-			}
-		}
-	}
-	return msg
-}
-
-// onCommandLine reports whether args give flag f (--name, --name=V, -s).
-func onCommandLine(args []string, f *kong.Flag) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		if a == "--"+f.Name || strings.HasPrefix(a, "--"+f.Name+"=") || f.Short != 0 && strings.HasPrefix(a, "-"+string(f.Short)) && !strings.HasPrefix(a, "--") {
-			return true
-		}
-	}
-	return false
 }

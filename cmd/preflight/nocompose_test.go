@@ -2,14 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/alecthomas/kong"
 )
 
 // The images' binary (-tags nocompose) links no compose-go loader and no
@@ -99,21 +98,18 @@ func TestNoComposeBuild(t *testing.T) {
 	}
 }
 
-// `preflight run` parses with a tree of run alone (runCLI): its help and
+// `preflight run` parses with a tree of run alone (runCommand): its help and
 // its flags must be those of the full tree.
 func TestRunTreeMatchesFullTree(t *testing.T) {
-	help := func(model any) string {
+	help := func(tree []command) string {
 		var out bytes.Buffer
-		p, err := kong.New(model, kong.Name("preflight"), kong.Description(description),
-			kong.Writers(&out, &out), kong.Exit(func(int) {}), kong.DefaultEnvars("PREFLIGHT"),
-			kong.ConfigureHelp(kong.HelpOptions{Compact: true}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = p.Parse([]string{"run", "--help"})
+		g := &Globals{ctx: context.Background(), stdout: &out, stderr: &out}
+		root := newRoot(g, tree)
+		root.SetArgs([]string{"run", "--help"})
+		_ = root.Execute()
 		return out.String()
 	}
-	full, alone := help(&CLI{}), help(&runCLI{})
+	full, alone := help(commands), help([]command{runCommand})
 	if full == "" || full != alone {
 		t.Errorf("run --help differs between the full tree and the run tree:\n--- full\n%s\n--- run alone\n%s", full, alone)
 	}

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// The command line is declared by struct tags on each command's fields
+// (name, short, default, enum, env, sep, placeholder, help, required, xor;
+// arg, optional, passthrough for positionals) and bound to cobra and pflag
+// here. Only struct fields are read by reflection, never methods, so the
+// linker can drop the exported methods nothing calls.
+
+// runner is a command: its fields are its flags and arguments.
+type runner interface{ Run(g *Globals) error }
+
+// flagSpec is one flag read from a field's tags.
+type flagSpec struct {
+	name, short, help, placeholder, def, xor string
+	enum                                     []string // nil: any value
+	envs                                     []string // variables, first wins
+	required                                 bool
+	field                                    reflect.Value
+	value                                    pflag.Value
+}
+
+// argSpec is one positional argument.
+type argSpec struct {
+	name, help string
+	// passthrough: once it starts, what follows is its value, flags too.
+	optional, repeat, passthrough bool
+	field                         reflect.Value
+}
+
+// cmdSpec is the flags and arguments of one command, in declaration order.
+type cmdSpec struct {
+	flags []*flagSpec
+	args  []*argSpec
+}
+
+// readSpec reads the tags of the struct v points to, descending into
+// embedded structs (CheckFlags).
+func readSpec(v reflect.Value, s *cmdSpec) {
+	v = v.Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f, fv := t.Field(i), v.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			readSpec(fv.Addr(), s)
+			continue
+		}
+		if !f.IsExported() || f.Tag.Get("help") == "" {
+			continue
+		}
+		if _, ok := f.Tag.Lookup("arg"); ok {
+			name := f.Tag.Get("name")
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			s.args = append(s.args, &argSpec{name: name, help: f.Tag.Get("help"),
+				optional: hasTag(f, "optional"), passthrough: hasTag(f, "passthrough"), repeat: f.Type.Kind() == reflect.Slice, field: fv})
+			continue
+		}
+		s.flags = append(s.flags, newFlagSpec(f, fv))
+	}
+}
+
+func hasTag(f reflect.StructField, key string) bool {
+	_, ok := f.Tag.Lookup(key)
+	return ok
+}
+
+// newFlagSpec is the flag of field f: its environment variables are the
+// env tag's list, or PREFLIGHT_<NAME> without one ("-": none).
+func newFlagSpec(f reflect.StructField, fv reflect.Value) *flagSpec {
+	name := f.Tag.Get("name")
+	if name == "" {
+		name = strings.ToLower(f.Name)
+	}
+	fs := &flagSpec{name: name, short: f.Tag.Get("short"), help: f.Tag.Get("help"),
+		placeholder: f.Tag.Get("placeholder"), def: f.Tag.Get("default"), xor: f.Tag.Get("xor"),
+		required: hasTag(f, "required"), field: fv}
+	if e, ok := f.Tag.Lookup("enum"); ok {
+		fs.enum = strings.Split(e, ",")
+	}
+	switch env := f.Tag.Get("env"); env {
+	case "-":
+	case "":
+		fs.envs = []string{"PREFLIGHT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))}
+	default:
+		fs.envs = strings.Split(env, ",")
+	}
+	switch p := fv.Addr().Interface().(type) {
+	case *string:
+		fs.value = (*stringValue)(p)
+	case *bool:
+		fs.value = (*boolValue)(p)
+	case *int:
+		fs.value = (*intValue)(p)
+	case *time.Duration:
+		fs.value = (*durationValue)(p)
+	case *[]string:
+		sep, ok := f.Tag.Lookup("sep")
+		if !ok {
+			sep = ","
+		}
+		fs.value = &sliceValue{p: p, sep: sep}
+	default:
+		panic("flag --" + name + ": unsupported type " + f.Type.String())
+	}
+	if fs.placeholder == "" && f.Type.Kind() != reflect.Bool {
+		fs.placeholder = strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	}
+	return fs
+}
+
+// register adds the flag to set with its default.
+func (fs *flagSpec) register(set *pflag.FlagSet) {
+	if fs.def != "" {
+		_ = fs.value.Set(fs.def)
+	}
+	fl := set.VarPF(fs.value, fs.name, fs.short, fs.help)
+	if _, ok := fs.value.(*boolValue); ok {
+		fl.NoOptDefVal = "true"
+	}
+	if s, ok := fs.value.(*sliceValue); ok {
+		s.fresh = true
+	}
+}
+
+// fromEnv sets a flag the command line did not give from the first of its
+// environment variables that is set; the error names flag and variable.
+func (fs *flagSpec) fromEnv(set *pflag.FlagSet) error {
+	if fl := set.Lookup(fs.name); fl != nil && fl.Changed {
+		return nil
+	}
+	for _, env := range fs.envs {
+		v, ok := os.LookupEnv(env)
+		if !ok {
+			continue
+		}
+		if s, ok := fs.value.(*sliceValue); ok {
+			s.fresh = true
+		}
+		if err := fs.value.Set(v); err != nil {
+			return fmt.Errorf("--%s (%s): %v", fs.name, env, err)
+		}
+		if fs.enum != nil && !inEnum(fs.enum, fs.value.String()) {
+			return fmt.Errorf("--%s (%s) %s", fs.name, env, enumMessage(fs.enum, fs.value.String()))
+		}
+		return nil
+	}
+	return nil
+}
+
+func inEnum(enum []string, v string) bool {
+	for _, e := range enum {
+		if e == v {
+			return true
+		}
+	}
+	return false
+}
+
+// enumMessage is the error for value v outside enum.
+func enumMessage(enum []string, v string) string {
+	q := make([]string, len(enum))
+	for i, e := range enum {
+		q[i] = strconv.Quote(e)
+	}
+	return fmt.Sprintf("must be one of %s but got %q", strings.Join(q, ","), v)
+}
+
+// bind sets the command's flags from the environment, then checks enums,
+// required flags, xor groups and the positional arguments args.
+func (s *cmdSpec) bind(set *pflag.FlagSet, args []string) error {
+	for _, fs := range s.flags {
+		if err := fs.fromEnv(set); err != nil {
+			return err
+		}
+	}
+	var missing []string
+	xor := map[string]string{}
+	for _, fs := range s.flags {
+		fl := set.Lookup(fs.name)
+		if fs.enum != nil && !inEnum(fs.enum, fs.value.String()) {
+			return fmt.Errorf("--%s %s", fs.name, enumMessage(fs.enum, fs.value.String()))
+		}
+		if fs.required && !fl.Changed && !envSet(fs.envs) {
+			m := "--" + fs.name + "=" + fs.placeholder
+			if sv, ok := fs.value.(*sliceValue); ok && sv.sep != "none" {
+				m += sv.sep + "..."
+			}
+			missing = append(missing, m)
+		}
+		if fs.xor != "" && fl.Changed {
+			if other, ok := xor[fs.xor]; ok {
+				return fmt.Errorf("--%s and --%s can't be used together", other, fs.name)
+			}
+			xor[fs.xor] = fs.name
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing flags: %s", strings.Join(missing, ", "))
+	}
+	return s.bindArgs(args)
+}
+
+func envSet(envs []string) bool {
+	for _, e := range envs {
+		if _, ok := os.LookupEnv(e); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// bindArgs assigns the positional arguments to their fields.
+func (s *cmdSpec) bindArgs(args []string) error {
+	for _, a := range s.args {
+		if len(args) == 0 {
+			if !a.optional {
+				return fmt.Errorf("expected \"<%s>\"", a.name)
+			}
+			continue
+		}
+		if a.repeat {
+			a.field.Set(reflect.ValueOf(append([]string(nil), args...)))
+			args = nil
+			continue
+		}
+		a.field.SetString(args[0])
+		args = args[1:]
+	}
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected argument %s", args[0])
+	}
+	return nil
+}
+
+// flagError rewrites pflag's parse errors in the form the rest of the
+// messages have ("unknown flag --x").
+func flagError(_ *cobra.Command, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "unknown flag: "):
+		msg = "unknown flag " + strings.TrimPrefix(msg, "unknown flag: ")
+	case strings.HasPrefix(msg, "invalid argument "):
+		// invalid argument "x" for "-s, --name" flag: why
+		if i, j := strings.Index(msg, "--"), strings.Index(msg, "\" flag: "); i >= 0 && j > i {
+			msg = msg[i:j] + ": " + msg[j+len("\" flag: "):]
+		}
+	case strings.HasPrefix(msg, "unknown shorthand flag: "):
+		if i := strings.LastIndex(msg, " in "); i >= 0 {
+			msg = "unknown flag " + msg[i+len(" in "):]
+		}
+	}
+	return &parseError{errors.New(msg)}
+}
+
+// parseError is a usage error found while parsing: exit 2 with the hint.
+type parseError struct{ err error }
+
+func (e *parseError) Error() string { return e.err.Error() }
+
+type stringValue string
+
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+func (v *stringValue) String() string     { return string(*v) }
+func (v *stringValue) Type() string       { return "string" }
+
+type boolValue bool
+
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("expected a boolean but got %q", s)
+	}
+	*v = boolValue(b)
+	return nil
+}
+func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
+func (v *boolValue) Type() string     { return "bool" }
+func (v *boolValue) IsBoolFlag() bool { return true }
+
+type intValue int
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 0)
+	if err != nil {
+		return fmt.Errorf("expected a valid 64 bit int but got %q", s)
+	}
+	*v = intValue(n)
+	return nil
+}
+func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *intValue) Type() string   { return "int" }
+
+type durationValue time.Duration
+
+func (v *durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("expected duration but got %q: %v", s, err)
+	}
+	*v = durationValue(d)
+	return nil
+}
+func (v *durationValue) String() string { return time.Duration(*v).String() }
+func (v *durationValue) Type() string   { return "duration" }
+
+// sliceValue is a repeatable flag; each value is split at sep ("none":
+// not split). The first Set after fresh replaces what was there.
+type sliceValue struct {
+	p     *[]string
+	sep   string
+	fresh bool
+}
+
+func (v *sliceValue) Set(s string) error {
+	if v.fresh {
+		*v.p, v.fresh = nil, false
+	}
+	if v.sep == "none" {
+		*v.p = append(*v.p, s)
+		return nil
+	}
+	*v.p = append(*v.p, strings.Split(s, v.sep)...)
+	return nil
+}
+func (v *sliceValue) String() string { return strings.Join(*v.p, ",") }
+func (v *sliceValue) Type() string   { return "stringSlice" }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The full linux/amd64 release binary fits its 16 MiB goal: the command
+// line parser must not make the linker keep every exported method (kong
+// looked its hooks up by run-time names and did; 18,428,066 bytes).
+func TestFullBinarySize(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go command not found: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, d := range strings.Fields(string(out)) {
+		if strings.HasPrefix(d, "github.com/alecthomas/kong") {
+			t.Errorf("cmd/preflight depends on %s, which looks methods up by run-time names", d)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "preflight")
+	build := exec.Command(goTool, "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > 16<<20 {
+		t.Errorf("full linux/amd64 binary: %d bytes, over the 16 MiB goal (%d)", fi.Size(), 16<<20)
+	}
+}
+
+// Every flag without an env tag is also PREFLIGHT_<NAME> (dashes as
+// underscores), a value on the command line wins over it, and a bad value
+// from it is a usage error that names the variable.
+func TestFlagEnvironment(t *testing.T) {
+	t.Setenv("PREFLIGHT_TO", "truncate")
+	_, stderr, code := runMain(t, "convert", "--dry-run", "x.db")
+	if code != exitUsage || !strings.Contains(stderr, `preflight: error: --to (PREFLIGHT_TO) must be one of "delete","wal" but got "truncate"`) {
+		t.Errorf("convert with PREFLIGHT_TO=truncate: exit %d, stderr %q; want a usage error naming PREFLIGHT_TO", code, stderr)
+	}
+	t.Setenv("PREFLIGHT_TO", "")
+	os.Unsetenv("PREFLIGHT_TO")
+
+	t.Setenv("PREFLIGHT_FORMAT", "json")
+	stdout, stderr, code := runMain(t, "mounts", "/")
+	if code != 0 || !strings.HasPrefix(strings.TrimSpace(stdout), "{") && !strings.HasPrefix(strings.TrimSpace(stdout), "[") {
+		t.Errorf("mounts with PREFLIGHT_FORMAT=json: exit %d, stdout %q, stderr %q; want JSON", code, stdout, stderr)
+	}
+	stdout, _, code = runMain(t, "mounts", "--format", "text", "/")
+	if code != 0 || strings.HasPrefix(strings.TrimSpace(stdout), "{") || strings.HasPrefix(strings.TrimSpace(stdout), "[") {
+		t.Errorf("mounts --format text with PREFLIGHT_FORMAT=json: exit %d, stdout %q; want text", code, stdout)
+	}
+
+	t.Setenv("PREFLIGHT_FROM", "/nonexistent-from")
+	_, stderr, code = runMain(t, "migrate")
+	if code != exitUsage || !strings.Contains(stderr, "missing flags: --to=DIR") || strings.Contains(stderr, "--from=DIR") {
+		t.Errorf("migrate with PREFLIGHT_FROM: exit %d, stderr %q; want only --to missing", code, stderr)
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// ranError is what a command's Run returned (nil included): anything
+// else out of cobra is a usage error.
+type ranError struct{ err error }
+
+func (e *ranError) Error() string { return fmt.Sprint(e.err) }
+
+// helpWidth is the width --help wraps its text at.
+const helpWidth = 80
+
+// newRoot is the cobra tree of the commands tree, bound to g. Help is
+// plain Go (writeHelp), not cobra's templates.
+func newRoot(g *Globals, tree []command) *cobra.Command {
+	global := &cmdSpec{}
+	readSpec(reflect.ValueOf(g), global)
+	root := &cobra.Command{Use: "preflight", Args: cobra.ArbitraryArgs, SilenceErrors: true, SilenceUsage: true}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetHelpCommand(&cobra.Command{Use: "no-help-command", Hidden: true})
+	root.SetFlagErrorFunc(flagError)
+	root.SetOut(g.stdout)
+	root.SetErr(g.stderr)
+	pf := root.PersistentFlags()
+	pf.BoolP("help", "h", false, "Show context-sensitive help.")
+	for _, fs := range global.flags {
+		fs.register(pf)
+	}
+	specs := map[*cobra.Command]*cmdSpec{root: {}}
+	root.RunE = func(c *cobra.Command, args []string) error {
+		if g.Version {
+			return printVersion(g)
+		}
+		if len(args) > 0 {
+			return fmt.Errorf("unexpected argument %s", args[0])
+		}
+		return fmt.Errorf(`expected one of "check", "mounts", "run", "writers", "convert", ...`)
+	}
+	for _, cm := range tree {
+		model := cm.make()
+		spec := &cmdSpec{}
+		readSpec(reflect.ValueOf(model), spec)
+		help := cm.help
+		if hidden(cm.name) {
+			help = notBuilt + help
+		}
+		c := &cobra.Command{Use: cm.name, Short: help, Hidden: hidden(cm.name), Args: cobra.ArbitraryArgs}
+		for _, fs := range spec.flags {
+			fs.register(c.Flags())
+		}
+		for _, a := range spec.args {
+			if a.passthrough {
+				c.Flags().SetInterspersed(false)
+			}
+		}
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if g.Version {
+				return printVersion(g)
+			}
+			if err := global.bind(c.Flags(), nil); err != nil {
+				return err
+			}
+			if err := spec.bind(c.Flags(), args); err != nil {
+				return err
+			}
+			return &ranError{model.Run(g)}
+		}
+		specs[c] = spec
+		root.AddCommand(c)
+	}
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		writeHelp(c.OutOrStdout(), c, global, specs[c])
+	})
+	return root
+}
+
+func printVersion(g *Globals) error {
+	fmt.Fprintln(g.stdout, "preflight "+buildVersion())
+	return &ranError{}
+}
+
+// writeHelp prints the help of command c: usage, description, arguments,
+// flags (the global ones first) and, for the root, the commands.
+func writeHelp(w io.Writer, c *cobra.Command, global, spec *cmdSpec) {
+	if spec == nil {
+		spec = &cmdSpec{}
+	}
+	var b strings.Builder
+	if !c.HasParent() {
+		b.WriteString("Usage: preflight <command> [flags]\n\n" + description + "\n")
+	} else {
+		usage := "Usage: preflight " + c.Name()
+		for _, a := range spec.args {
+			usage += " " + argUsage(a)
+		}
+		b.WriteString(usage + " [flags]\n\n" + wrap(c.Short, 0, helpWidth) + "\n")
+	}
+	if len(spec.args) > 0 {
+		var rows [][2]string
+		for _, a := range spec.args {
+			rows = append(rows, [2]string{argUsage(a), a.help})
+		}
+		b.WriteString("\nArguments:\n" + table(rows))
+	}
+	rows := [][2]string{{"-h, --help", "Show context-sensitive help."}}
+	for _, fs := range append(append([]*flagSpec(nil), global.flags...), spec.flags...) {
+		rows = append(rows, flagRow(fs))
+	}
+	b.WriteString("\nFlags:\n" + table(rows))
+	if !c.HasParent() {
+		rows = nil
+		for _, sub := range c.Commands() {
+			if !sub.Hidden && sub.Name() != "no-help-command" {
+				rows = append(rows, [2]string{sub.Name(), sub.Short})
+			}
+		}
+		// cobra sorts commands; --help lists them in declaration order.
+		rows = declarationOrder(rows)
+		b.WriteString("\nCommands:\n" + table(rows))
+		b.WriteString("\nRun \"preflight <command> --help\" for more information on a command.\n")
+	}
+	io.WriteString(w, b.String())
+}
+
+// declarationOrder sorts rows by the order of commands.
+func declarationOrder(rows [][2]string) [][2]string {
+	var out [][2]string
+	for _, cm := range commands {
+		for _, r := range rows {
+			if r[0] == cm.name {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+func argUsage(a *argSpec) string {
+	s := "<" + a.name + ">"
+	if a.repeat {
+		s += " ..."
+	}
+	if a.optional {
+		s = "[" + s + "]"
+	}
+	return s
+}
+
+// flagRow is the left column (-s, --name=VALUE) and the help of a flag,
+// with its default and environment variables.
+func flagRow(fs *flagSpec) [2]string {
+	left := "    "
+	if fs.short != "" {
+		left = "-" + fs.short + ", "
+	}
+	left += "--" + fs.name
+	_, isBool := fs.value.(*boolValue)
+	_, isSlice := fs.value.(*sliceValue)
+	switch {
+	case isBool:
+	case fs.def != "" || fs.enum != nil:
+		left += "=" + strconv.Quote(fs.def)
+	default:
+		left += "=" + fs.placeholder
+		if isSlice && fs.value.(*sliceValue).sep != "none" {
+			left += fs.value.(*sliceValue).sep + "..."
+		}
+	}
+	help := fs.help
+	if len(fs.envs) > 0 {
+		envs := make([]string, len(fs.envs))
+		for i, e := range fs.envs {
+			envs[i] = "$" + e
+		}
+		env := " (" + strings.Join(envs, ", ") + ")"
+		if strings.HasSuffix(help, ".") {
+			help = strings.TrimSuffix(help, ".") + env + "."
+		} else {
+			help += env
+		}
+	}
+	return [2]string{left, help}
+}
+
+// table lays rows out in two columns, the second wrapped at helpWidth.
+func table(rows [][2]string) string {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r[0]))
+	}
+	col := 2 + width + 4
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString("  " + r[0] + strings.Repeat(" ", col-2-len(r[0])))
+		b.WriteString(wrap(r[1], col, helpWidth) + "\n")
+	}
+	return b.String()
+}
+
+// wrap breaks text into lines of at most width columns, each but the
+// first indented by indent spaces (the first starts at column indent).
+func wrap(text string, indent, width int) string {
+	var b strings.Builder
+	n := indent
+	for i, word := range strings.Fields(text) {
+		if i > 0 && n+1+len(word) > width {
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			n = indent
+		} else if i > 0 {
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
+}
