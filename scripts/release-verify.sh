@@ -32,18 +32,14 @@ bad() {
 # figure. The image's binary (preflight-nocompose) has 16 MiB on every
 # architecture and, on linux/amd64, 300,000 bytes over the 15,696,034 it
 # had before SARIF, so that the in-pod Kubernetes probe still fits. The
-# full binary has its goal, 16 MiB, on linux/amd64 (met since the command
-# line is parsed by cobra instead of kong, whose method lookups kept every
-# exported method); its other budgets (18 MiB; 19 MiB on darwin/amd64 and
-# windows/amd64, with preflight kube and the Kubernetes and Swarm probes)
-# only stop it from growing.
+# full binary has 16 MiB on every platform (met since the command line is
+# parsed by cobra instead of kong, whose method lookups kept every
+# exported method).
 budgets='
 preflight-nocompose linux/amd64 15996034
 preflight-nocompose * 16777216
-preflight linux/amd64 16777216
-preflight darwin/amd64 19922944
-preflight.exe windows/amd64 19922944
-preflight * 18874368
+preflight.exe windows/amd64 16777216
+preflight * 16777216
 '
 
 # budget BINARY GOOS/GOARCH: prints the budget in bytes, or nothing when
