@@ -279,12 +279,17 @@ func (v *stringValue) Type() string       { return "string" }
 
 type boolValue bool
 
+// Set takes true, 1, yes, false, 0 or no in any case (images set
+// PREFLIGHT_DEEP=yes).
 func (v *boolValue) Set(s string) error {
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return fmt.Errorf("expected a boolean but got %q", s)
+	switch strings.ToLower(s) {
+	case "true", "1", "yes":
+		*v = true
+	case "false", "0", "no":
+		*v = false
+	default:
+		return fmt.Errorf("bool value must be true, 1, yes, false, 0 or no but got %q", s)
 	}
-	*v = boolValue(b)
 	return nil
 }
 func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }

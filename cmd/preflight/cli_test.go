@@ -68,3 +68,24 @@ func TestFlagEnvironment(t *testing.T) {
 		t.Errorf("migrate with PREFLIGHT_FROM: exit %d, stderr %q; want only --to missing", code, stderr)
 	}
 }
+
+// Boolean flags take yes and no in any case, from the command line and
+// from PREFLIGHT_* variables, as they always did; other words are usage
+// errors.
+func TestBoolFlagWords(t *testing.T) {
+	dir := t.TempDir()
+	off := []string{"check", "--docker", "off", "--kube", "off", "--data-dir", dir}
+	for _, v := range []string{"yes", "YES", "no", "True", "0"} {
+		if _, stderr, code := runMain(t, append(off, "--probe-fs="+v)...); code != exitOK {
+			t.Errorf("check --probe-fs=%s: exit %d, stderr %q; want 0", v, code, stderr)
+		}
+		t.Setenv("PREFLIGHT_DEEP", v)
+		if _, stderr, code := runMain(t, off...); code != exitOK {
+			t.Errorf("check with PREFLIGHT_DEEP=%s: exit %d, stderr %q; want 0", v, code, stderr)
+		}
+	}
+	t.Setenv("PREFLIGHT_DEEP", "t")
+	if _, stderr, code := runMain(t, off...); code != exitUsage || !strings.Contains(stderr, `--deep (PREFLIGHT_DEEP): bool value must be true, 1, yes, false, 0 or no but got "t"`) {
+		t.Errorf("check with PREFLIGHT_DEEP=t: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}
