@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,5 +89,18 @@ func TestBoolFlagWords(t *testing.T) {
 	t.Setenv("PREFLIGHT_DEEP", "t")
 	if _, stderr, code := runMain(t, off...); code != exitUsage || !strings.Contains(stderr, `--deep (PREFLIGHT_DEEP): bool value must be true, 1, yes, false, 0 or no but got "t"`) {
 		t.Errorf("check with PREFLIGHT_DEEP=t: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}
+
+// In `run -- -- CMD` the second "--" is the application's name, not a
+// separator: a usage error, as `run -- --flag` is.
+func TestRunSecondDoubleDash(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "run", "--docker", "off", "--kube", "off", "--data-dir", t.TempDir(), "--", "--", "echo", "x")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || stdout.Len() > 0 || !strings.Contains(stderr.String(), "preflight: error: run: unknown flag --\n") {
+		t.Errorf("run -- -- echo x: %v, stdout %q, stderr %q; want exit 2 naming --", err, stdout.String(), stderr.String())
 	}
 }
