@@ -201,7 +201,9 @@ func (s *cmdSpec) bind(set *pflag.FlagSet, args []string) error {
 			}
 			missing = append(missing, m)
 		}
-		if fs.xor != "" && fl.Changed {
+		// An xor flag counts as given from its variable too, whatever
+		// the value (PREFLIGHT_WRITE=0 with --diff is an error).
+		if fs.xor != "" && (fl.Changed || envSet(fs.envs)) {
 			if other, ok := xor[fs.xor]; ok {
 				return fmt.Errorf("--%s and --%s can't be used together", other, fs.name)
 			}

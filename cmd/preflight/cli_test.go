@@ -104,3 +104,16 @@ func TestRunSecondDoubleDash(t *testing.T) {
 		t.Errorf("run -- -- echo x: %v, stdout %q, stderr %q; want exit 2 naming --", err, stdout.String(), stderr.String())
 	}
 }
+
+// A flag of an xor group set by its variable conflicts with another on
+// the command line, whatever the value, as it always did.
+func TestXorFromEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"1", "0"} {
+		t.Setenv("PREFLIGHT_WRITE", v)
+		_, stderr, code := runMain(t, "compose", "--docker", "off", "--project-directory", dir, "--diff")
+		if code != exitUsage || !strings.Contains(stderr, "preflight: error: --diff and --write can't be used together") {
+			t.Errorf("compose --diff with PREFLIGHT_WRITE=%s: exit %d, stderr %q; want a usage error", v, code, stderr)
+		}
+	}
+}
