@@ -345,3 +345,65 @@ func (v *sliceValue) Set(s string) error {
 }
 func (v *sliceValue) String() string { return strings.Join(*v.p, ",") }
 func (v *sliceValue) Type() string   { return "stringSlice" }
+
+// dashValue rejects a flag value given as the next argument that looks
+// like a flag ("--data-dir --format json", "--data-dir -- app",
+// "--max-depth -1"): pflag takes it as the value. "-" alone is a value
+// (stdin), and so is anything after "=" or attached to a short flag. It
+// scans args (the command line up to run's "--") until "--" or, for a
+// command whose positionals take flags (run), its first positional.
+func dashValue(set *pflag.FlagSet, name string, passthrough bool, args []string) error {
+	skipName := true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var fl *pflag.Flag
+		switch {
+		case a == "--":
+			return nil
+		case strings.HasPrefix(a, "--"):
+			if !strings.Contains(a, "=") {
+				fl = set.Lookup(a[2:])
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			fl = lastShort(set, a[1:])
+		case skipName && a == name:
+			skipName = false
+			continue
+		case passthrough:
+			return nil
+		default:
+			continue
+		}
+		if fl == nil || fl.NoOptDefVal != "" || i+1 >= len(args) {
+			continue
+		}
+		i++
+		if v := args[i]; strings.HasPrefix(v, "-") && len(v) > 1 {
+			kind := "short"
+			if strings.HasPrefix(v, "--") {
+				kind = "long"
+			}
+			typ := strings.TrimSuffix(fl.Value.Type(), "Slice")
+			return fmt.Errorf("--%s: expected %s value but got %q (%s flag); perhaps try --%s=%q?", fl.Name, typ, v, kind, fl.Name, v)
+		}
+	}
+	return nil
+}
+
+// lastShort is the flag that takes the next argument as its value in the
+// short-flag cluster s ("yf" of -yf), or nil when none does.
+func lastShort(set *pflag.FlagSet, s string) *pflag.Flag {
+	for j := 0; j < len(s); j++ {
+		fl := set.ShorthandLookup(s[j : j+1])
+		if fl == nil {
+			return nil
+		}
+		if fl.NoOptDefVal == "" {
+			if j+1 < len(s) {
+				return nil // value attached: -fFILE
+			}
+			return fl
+		}
+	}
+	return nil
+}

@@ -117,3 +117,35 @@ func TestXorFromEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// A flag's value given as the next argument must not look like a flag: an
+// entrypoint "run --data-dir $EMPTY -- app" is a usage error that starts
+// nothing, not a check of a directory named "--"; after run's CMD starts,
+// flags are the application's.
+func TestFlagValueLooksLikeFlag(t *testing.T) {
+	_, stderr, code := runMain(t, "check", "--docker", "off", "--kube", "off", "--data-dir", "--format", "json")
+	if code != exitUsage || !strings.Contains(stderr, `preflight: error: --data-dir: expected string value but got "--format" (long flag); perhaps try --data-dir="--format"?`) {
+		t.Errorf("check --data-dir --format json: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+	_, stderr, code = runMain(t, "check", "--docker", "off", "--kube", "off", "--data-dir", t.TempDir(), "--max-depth", "-1")
+	if code != exitUsage || !strings.Contains(stderr, `--max-depth: expected int value but got "-1" (short flag)`) {
+		t.Errorf("check --max-depth -1: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{"--data-dir", "--", "echo", "hi"}, exitUsage, ""},
+		{[]string{"--data-dir", dir, "echo", "--data-dir", "-x"}, 0, "--data-dir -x\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(bin, append([]string{"run", "--docker", "off", "--kube", "off"}, tc.args...)...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if cmd.ProcessState.ExitCode() != tc.code || stdout.String() != tc.stdout {
+			t.Errorf("run %q: %v, stdout %q, stderr %q; want exit %d, stdout %q", tc.args, err, stdout.String(), stderr.String(), tc.code, tc.stdout)
+		}
+	}
+}

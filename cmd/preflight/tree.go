@@ -57,14 +57,19 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 		for _, fs := range spec.flags {
 			fs.register(c.Flags())
 		}
+		passthrough := false
 		for _, a := range spec.args {
 			if a.passthrough {
 				c.Flags().SetInterspersed(false)
+				passthrough = true
 			}
 		}
 		c.RunE = func(c *cobra.Command, args []string) error {
 			if g.Version {
 				return printVersion(g)
+			}
+			if err := dashValue(c.Flags(), c.Name(), passthrough, g.args); err != nil {
+				return err
 			}
 			if err := global.bind(c.Flags(), nil); err != nil {
 				return err
