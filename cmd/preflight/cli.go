@@ -253,6 +253,13 @@ func (s *cmdSpec) bindArgs(args []string) error {
 func flagError(_ *cobra.Command, err error) error {
 	msg := err.Error()
 	switch {
+	case strings.HasPrefix(msg, "flag needs an argument: "):
+		// flag needs an argument: --name, or 'f' in -f
+		msg = strings.TrimPrefix(msg, "flag needs an argument: ")
+		if i := strings.Index(msg, " in -"); i >= 0 {
+			msg = msg[i+len(" in "):]
+		}
+		msg += ": missing value"
 	case strings.HasPrefix(msg, "unknown flag: "):
 		msg = "unknown flag " + strings.TrimPrefix(msg, "unknown flag: ")
 	case strings.HasPrefix(msg, "invalid argument "):
@@ -406,4 +413,58 @@ func lastShort(set *pflag.FlagSet, s string) *pflag.Flag {
 		}
 	}
 	return nil
+}
+
+// suggestFlag adds to "unknown flag X" the flags of global and spec that
+// X starts, or is at most two edits from: `did you mean "--format"?`.
+func suggestFlag(msg string, global, spec *cmdSpec) string {
+	needle, ok := strings.CutPrefix(msg, "unknown flag ")
+	if !ok || spec == nil {
+		return msg
+	}
+	names := []string{"--help"}
+	if !strings.HasPrefix(needle, "--") {
+		names = []string{"-h"}
+	}
+	for _, fs := range append(append([]*flagSpec(nil), global.flags...), spec.flags...) {
+		switch {
+		case strings.HasPrefix(needle, "--"):
+			names = append(names, "--"+fs.name)
+		case fs.short != "":
+			names = append(names, "-"+fs.short)
+		}
+	}
+	var near []string
+	for _, n := range names {
+		if strings.HasPrefix(n, needle) || levenshtein(n, needle) <= 2 {
+			near = append(near, strconv.Quote(n))
+		}
+	}
+	switch len(near) {
+	case 0:
+		return msg
+	case 1:
+		return msg + ", did you mean " + near[0] + "?"
+	}
+	return msg + ", did you mean one of " + strings.Join(near, ", ") + "?"
+}
+
+// levenshtein is the edit distance between a and b, in bytes.
+func levenshtein(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		diag := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			diag, row[j] = row[j], min(row[j]+1, row[j-1]+1, diag+cost)
+		}
+	}
+	return row[len(b)]
 }

@@ -149,3 +149,22 @@ func TestFlagValueLooksLikeFlag(t *testing.T) {
 		}
 	}
 }
+
+// An unknown flag names the flags it is close to, and a flag without its
+// value says so, as before.
+func TestFlagErrorWording(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--formatt", "json"}, `preflight: error: unknown flag --formatt, did you mean "--format"?`},
+		{[]string{"convert", "-z"}, `preflight: error: unknown flag -z, did you mean one of "-h", "-y"?`},
+		{[]string{"check", "--bogus"}, "preflight: error: unknown flag --bogus\n"},
+		{[]string{"kube", "--file"}, "preflight: error: --file: missing value\n"},
+	} {
+		_, stderr, code := runMain(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
