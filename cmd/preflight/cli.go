@@ -201,7 +201,9 @@ func (s *cmdSpec) bind(set *pflag.FlagSet, args []string) error {
 			}
 			missing = append(missing, m)
 		}
-		if fs.xor != "" && fl.Changed {
+		// An xor flag counts as given from its variable too, whatever
+		// the value (PREFLIGHT_WRITE=0 with --diff is an error).
+		if fs.xor != "" && (fl.Changed || envSet(fs.envs)) {
 			if other, ok := xor[fs.xor]; ok {
 				return fmt.Errorf("--%s and --%s can't be used together", other, fs.name)
 			}
@@ -251,6 +253,13 @@ func (s *cmdSpec) bindArgs(args []string) error {
 func flagError(_ *cobra.Command, err error) error {
 	msg := err.Error()
 	switch {
+	case strings.HasPrefix(msg, "flag needs an argument: "):
+		// flag needs an argument: --name, or 'f' in -f
+		msg = strings.TrimPrefix(msg, "flag needs an argument: ")
+		if i := strings.Index(msg, " in -"); i >= 0 {
+			msg = msg[i+len(" in "):]
+		}
+		msg += ": missing value"
 	case strings.HasPrefix(msg, "unknown flag: "):
 		msg = "unknown flag " + strings.TrimPrefix(msg, "unknown flag: ")
 	case strings.HasPrefix(msg, "invalid argument "):
@@ -279,12 +288,17 @@ func (v *stringValue) Type() string       { return "string" }
 
 type boolValue bool
 
+// Set takes true, 1, yes, false, 0 or no in any case (images set
+// PREFLIGHT_DEEP=yes).
 func (v *boolValue) Set(s string) error {
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return fmt.Errorf("expected a boolean but got %q", s)
+	switch strings.ToLower(s) {
+	case "true", "1", "yes":
+		*v = true
+	case "false", "0", "no":
+		*v = false
+	default:
+		return fmt.Errorf("bool value must be true, 1, yes, false, 0 or no but got %q", s)
 	}
-	*v = boolValue(b)
 	return nil
 }
 func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
@@ -338,3 +352,119 @@ func (v *sliceValue) Set(s string) error {
 }
 func (v *sliceValue) String() string { return strings.Join(*v.p, ",") }
 func (v *sliceValue) Type() string   { return "stringSlice" }
+
+// dashValue rejects a flag value given as the next argument that looks
+// like a flag ("--data-dir --format json", "--data-dir -- app",
+// "--max-depth -1"): pflag takes it as the value. "-" alone is a value
+// (stdin), and so is anything after "=" or attached to a short flag. It
+// scans args (the command line up to run's "--") until "--" or, for a
+// command whose positionals take flags (run), its first positional.
+func dashValue(set *pflag.FlagSet, name string, passthrough bool, args []string) error {
+	skipName := true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var fl *pflag.Flag
+		switch {
+		case a == "--":
+			return nil
+		case strings.HasPrefix(a, "--"):
+			if !strings.Contains(a, "=") {
+				fl = set.Lookup(a[2:])
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			fl = lastShort(set, a[1:])
+		case skipName && a == name:
+			skipName = false
+			continue
+		case passthrough:
+			return nil
+		default:
+			continue
+		}
+		if fl == nil || fl.NoOptDefVal != "" || i+1 >= len(args) {
+			continue
+		}
+		i++
+		if v := args[i]; strings.HasPrefix(v, "-") && len(v) > 1 {
+			kind := "short"
+			if strings.HasPrefix(v, "--") {
+				kind = "long"
+			}
+			typ := strings.TrimSuffix(fl.Value.Type(), "Slice")
+			return fmt.Errorf("--%s: expected %s value but got %q (%s flag); perhaps try --%s=%q?", fl.Name, typ, v, kind, fl.Name, v)
+		}
+	}
+	return nil
+}
+
+// lastShort is the flag that takes the next argument as its value in the
+// short-flag cluster s ("yf" of -yf), or nil when none does.
+func lastShort(set *pflag.FlagSet, s string) *pflag.Flag {
+	for j := 0; j < len(s); j++ {
+		fl := set.ShorthandLookup(s[j : j+1])
+		if fl == nil {
+			return nil
+		}
+		if fl.NoOptDefVal == "" {
+			if j+1 < len(s) {
+				return nil // value attached: -fFILE
+			}
+			return fl
+		}
+	}
+	return nil
+}
+
+// suggestFlag adds to "unknown flag X" the flags of global and spec that
+// X starts, or is at most two edits from: `did you mean "--format"?`.
+func suggestFlag(msg string, global, spec *cmdSpec) string {
+	needle, ok := strings.CutPrefix(msg, "unknown flag ")
+	if !ok || spec == nil {
+		return msg
+	}
+	names := []string{"--help"}
+	if !strings.HasPrefix(needle, "--") {
+		names = []string{"-h"}
+	}
+	for _, fs := range append(append([]*flagSpec(nil), global.flags...), spec.flags...) {
+		switch {
+		case strings.HasPrefix(needle, "--"):
+			names = append(names, "--"+fs.name)
+		case fs.short != "":
+			names = append(names, "-"+fs.short)
+		}
+	}
+	var near []string
+	for _, n := range names {
+		if strings.HasPrefix(n, needle) || levenshtein(n, needle) <= 2 {
+			near = append(near, strconv.Quote(n))
+		}
+	}
+	switch len(near) {
+	case 0:
+		return msg
+	case 1:
+		return msg + ", did you mean " + near[0] + "?"
+	}
+	return msg + ", did you mean one of " + strings.Join(near, ", ") + "?"
+}
+
+// levenshtein is the edit distance between a and b, in bytes.
+func levenshtein(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		diag := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			diag, row[j] = row[j], min(row[j]+1, row[j-1]+1, diag+cost)
+		}
+	}
+	return row[len(b)]
+}

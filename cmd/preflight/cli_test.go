@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,5 +68,103 @@ func TestFlagEnvironment(t *testing.T) {
 	_, stderr, code = runMain(t, "migrate")
 	if code != exitUsage || !strings.Contains(stderr, "missing flags: --to=DIR") || strings.Contains(stderr, "--from=DIR") {
 		t.Errorf("migrate with PREFLIGHT_FROM: exit %d, stderr %q; want only --to missing", code, stderr)
+	}
+}
+
+// Boolean flags take yes and no in any case, from the command line and
+// from PREFLIGHT_* variables, as they always did; other words are usage
+// errors.
+func TestBoolFlagWords(t *testing.T) {
+	dir := t.TempDir()
+	off := []string{"check", "--docker", "off", "--kube", "off", "--data-dir", dir}
+	for _, v := range []string{"yes", "YES", "no", "True", "0"} {
+		if _, stderr, code := runMain(t, append(off, "--probe-fs="+v)...); code != exitOK {
+			t.Errorf("check --probe-fs=%s: exit %d, stderr %q; want 0", v, code, stderr)
+		}
+		t.Setenv("PREFLIGHT_DEEP", v)
+		if _, stderr, code := runMain(t, off...); code != exitOK {
+			t.Errorf("check with PREFLIGHT_DEEP=%s: exit %d, stderr %q; want 0", v, code, stderr)
+		}
+	}
+	t.Setenv("PREFLIGHT_DEEP", "t")
+	if _, stderr, code := runMain(t, off...); code != exitUsage || !strings.Contains(stderr, `--deep (PREFLIGHT_DEEP): bool value must be true, 1, yes, false, 0 or no but got "t"`) {
+		t.Errorf("check with PREFLIGHT_DEEP=t: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}
+
+// In `run -- -- CMD` the second "--" is the application's name, not a
+// separator: a usage error, as `run -- --flag` is.
+func TestRunSecondDoubleDash(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "run", "--docker", "off", "--kube", "off", "--data-dir", t.TempDir(), "--", "--", "echo", "x")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || stdout.Len() > 0 || !strings.Contains(stderr.String(), "preflight: error: run: unknown flag --\n") {
+		t.Errorf("run -- -- echo x: %v, stdout %q, stderr %q; want exit 2 naming --", err, stdout.String(), stderr.String())
+	}
+}
+
+// A flag of an xor group set by its variable conflicts with another on
+// the command line, whatever the value, as it always did.
+func TestXorFromEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"1", "0"} {
+		t.Setenv("PREFLIGHT_WRITE", v)
+		_, stderr, code := runMain(t, "compose", "--docker", "off", "--project-directory", dir, "--diff")
+		if code != exitUsage || !strings.Contains(stderr, "preflight: error: --diff and --write can't be used together") {
+			t.Errorf("compose --diff with PREFLIGHT_WRITE=%s: exit %d, stderr %q; want a usage error", v, code, stderr)
+		}
+	}
+}
+
+// A flag's value given as the next argument must not look like a flag: an
+// entrypoint "run --data-dir $EMPTY -- app" is a usage error that starts
+// nothing, not a check of a directory named "--"; after run's CMD starts,
+// flags are the application's.
+func TestFlagValueLooksLikeFlag(t *testing.T) {
+	_, stderr, code := runMain(t, "check", "--docker", "off", "--kube", "off", "--data-dir", "--format", "json")
+	if code != exitUsage || !strings.Contains(stderr, `preflight: error: --data-dir: expected string value but got "--format" (long flag); perhaps try --data-dir="--format"?`) {
+		t.Errorf("check --data-dir --format json: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+	_, stderr, code = runMain(t, "check", "--docker", "off", "--kube", "off", "--data-dir", t.TempDir(), "--max-depth", "-1")
+	if code != exitUsage || !strings.Contains(stderr, `--max-depth: expected int value but got "-1" (short flag)`) {
+		t.Errorf("check --max-depth -1: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{"--data-dir", "--", "echo", "hi"}, exitUsage, ""},
+		{[]string{"--data-dir", dir, "echo", "--data-dir", "-x"}, 0, "--data-dir -x\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(bin, append([]string{"run", "--docker", "off", "--kube", "off"}, tc.args...)...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if cmd.ProcessState.ExitCode() != tc.code || stdout.String() != tc.stdout {
+			t.Errorf("run %q: %v, stdout %q, stderr %q; want exit %d, stdout %q", tc.args, err, stdout.String(), stderr.String(), tc.code, tc.stdout)
+		}
+	}
+}
+
+// An unknown flag names the flags it is close to, and a flag without its
+// value says so, as before.
+func TestFlagErrorWording(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--formatt", "json"}, `preflight: error: unknown flag --formatt, did you mean "--format"?`},
+		{[]string{"convert", "-z"}, `preflight: error: unknown flag -z, did you mean one of "-h", "-y"?`},
+		{[]string{"check", "--bogus"}, "preflight: error: unknown flag --bogus\n"},
+		{[]string{"kube", "--file"}, "preflight: error: --file: missing value\n"},
+	} {
+		_, stderr, code := runMain(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
 	}
 }

@@ -80,10 +80,9 @@ func (c *RunCmd) Run(g *Globals) error {
 
 // command is the application's argv after --, and the --export-env names.
 func (c *RunCmd) command(g *Globals) (argv, exports []string, err error) {
+	// The parser drops the "--" that ends run's flags: a "--" here is
+	// the application's name.
 	argv = append(c.Cmd, g.cmdArgs...)
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
 	if len(argv) == 0 {
 		return nil, nil, usageError(errors.New("run: no command given"), "usage: preflight run --data-dir DIR -- CMD [ARGS...]")
 	}

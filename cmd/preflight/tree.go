@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -27,7 +28,11 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 	root := &cobra.Command{Use: "preflight", Args: cobra.ArbitraryArgs, SilenceErrors: true, SilenceUsage: true}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetHelpCommand(&cobra.Command{Use: "no-help-command", Hidden: true})
-	root.SetFlagErrorFunc(flagError)
+	specs := map[*cobra.Command]*cmdSpec{root: {}}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		err = flagError(c, err)
+		return &parseError{errors.New(suggestFlag(err.Error(), global, specs[c]))}
+	})
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
 	pf := root.PersistentFlags()
@@ -35,7 +40,6 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 	for _, fs := range global.flags {
 		fs.register(pf)
 	}
-	specs := map[*cobra.Command]*cmdSpec{root: {}}
 	root.RunE = func(c *cobra.Command, args []string) error {
 		if g.Version {
 			return printVersion(g)
@@ -57,14 +61,19 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 		for _, fs := range spec.flags {
 			fs.register(c.Flags())
 		}
+		passthrough := false
 		for _, a := range spec.args {
 			if a.passthrough {
 				c.Flags().SetInterspersed(false)
+				passthrough = true
 			}
 		}
 		c.RunE = func(c *cobra.Command, args []string) error {
 			if g.Version {
 				return printVersion(g)
+			}
+			if err := dashValue(c.Flags(), c.Name(), passthrough, g.args); err != nil {
+				return err
 			}
 			if err := global.bind(c.Flags(), nil); err != nil {
 				return err
