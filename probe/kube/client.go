@@ -14,10 +14,10 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/bodylimit"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 )
 
 // MaxBody is the most the probe reads of one API response body, in bytes
@@ -232,19 +232,15 @@ func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, e
 
 // readBounded reads at most max bytes of name, which must be a regular
 // file (after symlinks); a longer file is an error. It opens with
-// O_NONBLOCK, so a FIFO or a device named by a kubeconfig is an error, not
-// an open that waits for a writer.
+// rawfile.Open, which never blocks, so a FIFO or a device named by a
+// kubeconfig is an error (rawfile.ErrNotRegular), not an open that waits
+// for a writer.
 func readBounded(name string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := rawfile.Open(name, false) // the kubelet's ..data layout is symlinks
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
-	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
