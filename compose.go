@@ -216,7 +216,8 @@ func judge(r *Report, in rules.Input, ignore []string) []Finding {
 
 // composeClass is the least safe place any data directory of the project
 // is on: cross-vm for a bind on a VM engine (unknown when the engine is
-// unknown), the host filesystem's class for other binds, network for a
+// unknown), the host filesystem's class for other binds (unknown when it
+// was not read or the read failed), network for a
 // network volume, ephemeral for no volume or tmpfs, local otherwise.
 func composeClass(a *compose.Analysis) mounts.Class {
 	vm := mounts.EngineNative
@@ -242,8 +243,11 @@ func composeClass(a *compose.Analysis) mounts.Class {
 		c, why := mounts.EngineClass(em)
 		if why == mounts.WhyHost {
 			c = mounts.ClassLocal
-			if em.Type == "bind" && m.HostFS != nil {
-				c = m.HostFS.Class
+			if em.Type == "bind" {
+				c = mounts.ClassUnknown // not read, or the read failed or timed out
+				if m.HostFS != nil {
+					c = m.HostFS.Class
+				}
 			}
 		}
 		if policy.Riskier(c, worst) {
