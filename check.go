@@ -139,11 +139,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		JournalModeExported: opts.JournalModeExported,
 	}, opts.Ignore)
 	r.Verdict = report.VerdictOf(r.Worst())
-	r.FSClass = kubeWorst(r, worstClass(r.DataDirs))
-	r.JournalMode = "wal"
-	if policy.PreferDelete(r.FSClass) || anySingleFileMount(r.DataDirs) || anyUnexamined(r.DataDirs) {
-		r.JournalMode = "delete"
-	}
+	r.JournalMode, r.FSClass = rules.JournalMode(r)
 	return r, nil
 }
 
@@ -489,50 +485,4 @@ func lookup(table *mounts.Table, p string, saved bool) (mounts.Mount, error) {
 		}
 	}
 	return table.Classify(p)
-}
-
-// worstClass is the least safe class among the directories and their
-// databases; unknown when any directory could not be classified.
-func worstClass(dirs []DataDir) mounts.Class {
-	worst := mounts.ClassLocal
-	for _, d := range dirs {
-		c := mounts.ClassUnknown
-		if d.Mount != nil {
-			c = d.Mount.Class
-		}
-		if policy.Riskier(c, worst) {
-			worst = c
-		}
-		for _, db := range d.Databases {
-			if db.Mount != nil && policy.Riskier(db.Mount.Class, worst) {
-				worst = db.Mount.Class
-			}
-		}
-	}
-	return worst
-}
-
-// anySingleFileMount reports a database that is a mount of its own: its
-// -wal would be created on another filesystem than the file.
-func anySingleFileMount(dirs []DataDir) bool {
-	for _, d := range dirs {
-		for _, db := range d.Databases {
-			if db.SingleFileMount {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// anyUnexamined reports whether a configured path exists but could not be
-// examined (StatError): nothing is known about what is there, so the
-// recommended journal mode must not be wal.
-func anyUnexamined(dirs []DataDir) bool {
-	for _, d := range dirs {
-		if d.StatError != "" {
-			return true
-		}
-	}
-	return false
 }

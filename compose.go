@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/preflight-sqlite/preflight/compose"
-	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/report"
@@ -133,11 +132,7 @@ func CheckCompose(ctx context.Context, opts ComposeOptions) (*ComposeResult, err
 		}
 	}
 	r.Verdict = report.VerdictOf(r.Worst())
-	r.FSClass = composeClass(a)
-	r.JournalMode = "wal"
-	if policy.PreferDelete(r.FSClass) {
-		r.JournalMode = "delete"
-	}
+	r.JournalMode, r.FSClass = rules.JournalMode(r)
 	var changed []compose.FileEdit
 	for _, e := range edits {
 		if e.Changed() {
@@ -212,43 +207,4 @@ func judge(r *Report, in rules.Input, ignore []string) []Finding {
 		fs = []Finding{}
 	}
 	return fs
-}
-
-// composeClass is the least safe place any data directory of the project
-// is on: cross-vm for a bind on a VM engine (unknown when the engine is
-// unknown), the host filesystem's class for other binds, network for a
-// network volume, ephemeral for no volume or tmpfs, local otherwise.
-func composeClass(a *compose.Analysis) mounts.Class {
-	vm := mounts.EngineNative
-	switch a.Platform.Kind {
-	case compose.PlatformDesktop:
-		vm = mounts.EngineInVM
-	case compose.PlatformUnknown:
-		vm = mounts.EngineVMUnknown
-	}
-	worst := mounts.ClassLocal
-	for i := range a.Mounts {
-		m := &a.Mounts[i]
-		if !m.DataDir {
-			continue
-		}
-		em := mounts.EngineMount{Type: m.Type, VM: vm, HasSource: true}
-		if m.Volume != nil {
-			em.NetworkFS = m.Volume.NetworkFS
-			if m.Volume.BindDevice != "" {
-				em.Type = "bind" // a local volume that binds a host path
-			}
-		}
-		c, why := mounts.EngineClass(em)
-		if why == mounts.WhyHost {
-			c = mounts.ClassLocal
-			if em.Type == "bind" && m.HostFS != nil {
-				c = m.HostFS.Class
-			}
-		}
-		if policy.Riskier(c, worst) {
-			worst = c
-		}
-	}
-	return worst
 }

@@ -242,6 +242,28 @@ func TestComposeBindSourceUnresponsive(t *testing.T) {
 	if got := ids(res.Report); !strings.Contains(got, "bind-source-unchecked:warn") || res.Report.Verdict == preflight.VerdictOK {
 		t.Errorf("CheckCompose with a stopped bind source: findings %q, verdict %s; want bind-source-unchecked, not ok", got, res.Report.Verdict)
 	}
+	if r := res.Report; r.FSClass != mounts.ClassUnknown || r.JournalMode != "delete" {
+		t.Errorf("CheckCompose with a stopped bind source: fs_class %s, recommended journal mode %s; want unknown, delete (as Check says of an unread path)", r.FSClass, r.JournalMode)
+	}
+}
+
+// TestComposeBindHostFSNotRead: on a native engine, a data directory's
+// bind source whose host filesystem was not read is of an unknown class,
+// never local, so the recommended journal mode is delete.
+func TestComposeBindHostFSNotRead(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yaml")
+	yaml := "services:\n  app:\n    image: example/app\n    labels:\n      io.preflight.data-dir: /data\n    volumes:\n      - ./data:/data\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := preflight.CheckCompose(context.Background(), composeOpts(file, "linux")) // NoDisk
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Report; r.FSClass != mounts.ClassUnknown || r.JournalMode != "delete" {
+		t.Errorf("CheckCompose(--no-disk, native engine, bind data directory): fs_class %s, recommended journal mode %s; want unknown, delete", r.FSClass, r.JournalMode)
+	}
 }
 
 // TestComposeHermesDesktop: Hermes Agent's own compose file (corpus) on a

@@ -6,8 +6,6 @@ import (
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
-	"github.com/preflight-sqlite/preflight/policy"
-	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/report"
 	"github.com/preflight-sqlite/preflight/rules"
 )
@@ -50,25 +48,6 @@ func CheckKube(opts KubeOptions) (*Report, error) {
 	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{"manifest": report.ProbeRan}, DataDirs: []DataDir{}, Manifests: a}
 	r.Findings = judge(r, rules.Input{}, opts.Ignore)
 	r.Verdict = report.VerdictOf(r.Worst())
-	r.FSClass = manifestFSClass(r)
-	r.JournalMode = "wal"
-	if policy.PreferDelete(r.FSClass) {
-		r.JournalMode = "delete"
-	}
+	r.JournalMode, r.FSClass = rules.JournalMode(r)
 	return r, nil
-}
-
-// manifestFSClass is the least safe class of the storage behind any volume
-// that holds SQLite data; local when there is none.
-func manifestFSClass(r *Report) mounts.Class {
-	worst := mounts.ClassLocal
-	for i := range r.Manifests.Mounts {
-		if !r.Manifests.Mounts[i].SQLite {
-			continue
-		}
-		if c := rules.ManifestClass(r, i); policy.Riskier(c, worst) {
-			worst = c
-		}
-	}
-	return worst
 }

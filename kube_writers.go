@@ -1,9 +1,7 @@
 package preflight
 
 import (
-	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/kube"
-	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/report"
 )
 
@@ -36,19 +34,4 @@ func attributePods(db *Database, k *kube.Result) {
 		w := path.Writers[i]
 		db.Writers = append(db.Writers, Writer{Kind: report.WriterPod, Pod: &w, Relation: w.Relation})
 	}
-}
-
-// kubeWorst is c, or the class the Kubernetes objects give a checked path
-// when that is riskier (unknown drivers excepted, as in the rules'
-// kubeClass).
-func kubeWorst(r *Report, c mounts.Class) mounts.Class {
-	if r.Kube == nil {
-		return c
-	}
-	for _, p := range r.Kube.Paths {
-		if k := p.Storage.Class; k != "" && k != mounts.ClassUnknown && policy.Riskier(k, c) {
-			c = k
-		}
-	}
-	return c
 }

@@ -202,6 +202,9 @@ type Database struct {
 	Verified *Verified `json:"verified,omitempty"`
 	// Duration is the wall time spent on this database.
 	Duration time.Duration `json:"duration_ns"`
+	// writerHere says the guard's writers include a process of this PID
+	// namespace (rules.WriterHere): the recipe converts from outside.
+	writerHere bool
 }
 
 // Refusal is one reason the guard refused a database.

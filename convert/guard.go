@@ -79,16 +79,19 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		d.Status = StatusRefused
 		return d
 	}
-	if err, hints := unreadable(db); err != nil {
-		return fail(err, hints...)
+	if f, ok := failure(rules.Convert(cf, rules.StageRead)); ok {
+		return fail(errors.New(f.Message), f.Remedy...)
 	}
 	if db.New {
 		d.Status = StatusSkipped
 		d.Notes = append(d.Notes, "new or empty file: no journal mode to change yet; create it with the journal mode you want")
 		return d
 	}
-	if err, hints := damagedOnDisk(db); err != nil {
-		return fail(err, hints...)
+	if err := readOnDisk(cf); err != nil {
+		return fail(err)
+	}
+	if f, ok := failure(rules.Convert(cf, rules.StageDisk)); ok {
+		return fail(errors.New(f.Message), f.Remedy...)
 	}
 
 	walFrames := db.WAL.Exists && db.WAL.SizeBytes > 0
@@ -104,6 +107,7 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	cf.Litestream = litestreamEvidence(db.Path)
 	cf.SwappableThrough, cf.SwappableWhy = swappable(db.Path, db.Link)
 	judged(rules.Convert(cf, rules.StageGuard), &d)
+	d.writerHere = rules.WriterHere(db)
 	if walFrames {
 		scan := time.Now()
 		wr, err := wal.ValidateFile(db.Path + "-wal")
@@ -125,46 +129,30 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 	return convertChecked(ctx, db, opts, d)
 }
 
-// unreadable is why db, found by the check, cannot be converted at all: not
-// SQLite, unreadable, no known journal mode; nil for a new database.
-func unreadable(db *preflight.Database) (error, []string) {
-	switch {
-	case db.NotSQLite:
-		return fmt.Errorf("%s is not a SQLite database: %s", db.Path, nonEmpty(db.Err, "bad header")), []string{"check the path; nothing was changed"}
-	case db.New:
-		return nil, nil
-	case db.Err != "":
-		return errors.New(db.Err), []string{"run preflight as the user that owns the database, or as root"}
-	case db.JournalMode != sqlitefile.JournalWAL && db.JournalMode != sqlitefile.JournalRollback:
-		return fmt.Errorf("%s: header bytes 18/19 name no known journal mode", db.Path), []string{"open it with sqlite3 and run PRAGMA integrity_check; restore from a backup if it fails"}
+// failure is the first finding of a failure stage (rules.ConvertStage
+// Fails): why the database cannot be converted at all.
+func failure(fs []preflight.Finding) (preflight.Finding, bool) {
+	if len(fs) == 0 {
+		return preflight.Finding{}, false
 	}
-	return nil, nil
+	return fs[0], true
 }
 
-// damagedOnDisk reads db's header and journal: a damaged header (a
-// truncated file, a torn page 1) would fail the checkpoint halfway, and a
-// hot journal must be rolled back first, so either fails the conversion
-// before the backup and before any open.
-func damagedOnDisk(db *preflight.Database) (error, []string) {
-	if ps, err := health.CheckHeaderFile(db.Path); err == nil {
-		// With frames in the -wal, a file shorter than its header says is
-		// an interrupted checkpoint, not damage (rules.WALAware).
-		for _, p := range rules.WALAware(db, ps) {
-			if rules.HeaderDamaged(p) {
-				return fmt.Errorf("%s: %s (%s)", db.Path, p.Detail, p.ID),
-					[]string{fmt.Sprintf("nothing was changed; keep a copy and recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", shell.Quote(db.Path), shell.Quote(db.Path+".recovered"))}
-			}
-		}
+// readOnDisk reads the database's header and rollback journal into cf
+// (rules.StageDisk): a damaged header (a truncated file, a torn page 1)
+// would fail the checkpoint halfway, and a hot journal must be rolled back
+// first, so either fails the conversion before the backup and before any
+// open. The error is the journal's that could not be inspected.
+func readOnDisk(cf *rules.ConvertFacts) error {
+	if ps, err := health.CheckHeaderFile(cf.DB.Path); err == nil {
+		cf.HeaderProblems = ps
 	}
-	j, err := health.InspectJournal(db.Path)
+	j, err := health.InspectJournal(cf.DB.Path)
 	if err != nil {
-		return fmt.Errorf("inspect %s-journal: %w", db.Path, err), nil
+		return fmt.Errorf("inspect %s-journal: %w", cf.DB.Path, err)
 	}
-	if j.Hot {
-		return fmt.Errorf("%s has a hot rollback journal (%s, %d bytes): a transaction was interrupted and must be rolled back before anything else", db.Path, j.Path, j.SizeBytes),
-			[]string{fmt.Sprintf("let SQLite recover it with one normal read-write open, e.g. sqlite3 %s 'PRAGMA quick_check;' (never delete the -journal), then run preflight convert again", shell.Quote(db.Path))}
-	}
-	return nil, nil
+	cf.Journal = &j
+	return nil
 }
 
 // convertChecked converts db, which the guard let through: the write
@@ -273,14 +261,8 @@ func recipe(rep *preflight.Report, res *Result, opts Options) []string {
 	}
 	var paths []string
 	for _, d := range res.Databases {
-		if d.Status != StatusRefused {
-			continue
-		}
-		for _, r := range d.Refusals {
-			if r.Reason == string(rules.Writer) && strings.HasPrefix(r.Message, "process ") {
-				paths = append(paths, shell.Quote(d.Path))
-				break
-			}
+		if d.Status == StatusRefused && d.writerHere {
+			paths = append(paths, shell.Quote(d.Path))
 		}
 	}
 	if len(paths) == 0 {
@@ -332,13 +314,6 @@ func writable(path string) error {
 	return nil
 }
 
-func nonEmpty(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // walLossCommand is the convert command that accepts the WAL loss of the
 // database at path: opts.Program convert with the flags this run was given
 // (--to, --backup-dir, --verify, --watch, --yes) and --allow-unverified when
@@ -361,7 +336,7 @@ func walLossCommand(path string, opts Options, refusals []Refusal) string {
 	}
 	unverified := opts.AllowUnverified
 	for _, r := range refusals {
-		if r.Reason == string(rules.Unverified) || r.Reason == string(rules.NFSSillyRename) {
+		if rules.RefusalWants(rules.ID(r.Reason), rules.ActAllowUnverified) {
 			unverified = true
 		}
 	}

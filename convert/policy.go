@@ -81,7 +81,8 @@ func stateDir(p string) string {
 }
 
 // Policy is `preflight run --on-unsafe convert`: every WAL database of rep
-// with a wal-on-cross-vm, wal-on-network-fs or wal-on-fuse finding (not
+// with a finding whose rule asks for a conversion (rules.ActConvert: the
+// wal-on-* errors of every class the policy calls unsafe for WAL; not
 // ignored) is converted to DELETE by Run, with check's options. Choosing
 // the policy is the operator's confirmation (Confirmed), and probes that
 // could not run are noted rather than refused (AllowUnverified): a writer

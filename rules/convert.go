@@ -10,7 +10,9 @@ import (
 
 	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/health"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 	"github.com/preflight-sqlite/preflight/probe/wal"
 	"github.com/preflight-sqlite/preflight/report"
 )
@@ -28,6 +30,14 @@ const (
 	// StageOpen: before anything but the check has read the database
 	// (db-header-damaged, wal-without-database).
 	StageOpen
+	// StageRead: a failure stage (Fails): the check could not read the
+	// database as SQLite (not-sqlite, db-unreadable, journal-mode-unknown);
+	// a new or empty database is skipped after it.
+	StageRead
+	// StageDisk: a failure stage (Fails): convert's own read of the
+	// header and the rollback journal (HeaderProblems, Journal) found
+	// damage or a hot journal (db-header-damaged, hot-journal).
+	StageDisk
 	// StageGuard: after the header and journal checks, from the check's
 	// report and convert's own looks (writers, probes, sidecars, paths,
 	// Litestream).
@@ -41,6 +51,12 @@ const (
 	// share uses the database (needs-confirmation).
 	StageConfirm
 )
+
+// Fails reports whether the findings of stage are failures rather than
+// refusals: convert cannot convert the database at all (its status is
+// failed, the first finding's message its error and the remedy its
+// hints), whatever the operator allows.
+func (stage ConvertStage) Fails() bool { return stage == StageRead || stage == StageDisk }
 
 // Confirmation is how the operator confirmed that nothing on the far side
 // of a share has the database open.
@@ -86,6 +102,11 @@ type ConvertFacts struct {
 	// AllowUnverified is --allow-unverified; Entrypoint is the
 	// entrypoint's --on-unsafe convert policy.
 	AllowUnverified, Entrypoint bool
+	// HeaderProblems are the problems of the header convert read from the
+	// disk itself (health.CheckHeaderFile; nil when it could not), and
+	// Journal its look at the rollback journal (StageDisk).
+	HeaderProblems []health.Problem
+	Journal        *health.Journal
 	// Litestream lists the signs that Litestream replicates the database
 	// (StageGuard).
 	Litestream []string
@@ -215,6 +236,58 @@ var convertRules = []rule{
 		},
 	},
 	{
+		Rule: Rule{NotSQLite, LevelError, "the file is not a SQLite database: convert fails"}, scope: ScopeConvert, stage: StageRead,
+		each: func(s subject) []found {
+			if !s.db.NotSQLite {
+				return nil
+			}
+			return refusal(fmt.Sprintf("%s is not a SQLite database: %s", s.db.Path, nonEmpty(s.db.Err, "bad header")), "check the path; nothing was changed")
+		},
+	},
+	{
+		Rule: Rule{DBUnreadable, LevelError, "the database could not be read: convert fails"}, scope: ScopeConvert, stage: StageRead,
+		each: func(s subject) []found {
+			if s.db.NotSQLite || s.db.New || s.db.Err == "" {
+				return nil
+			}
+			return refusal(s.db.Err, "run preflight as the user that owns the database, or as root")
+		},
+	},
+	{
+		Rule: Rule{JournalModeUnknown, LevelError, "the header names no known journal mode: convert fails"}, scope: ScopeConvert, stage: StageRead,
+		each: func(s subject) []found {
+			if s.db.NotSQLite || s.db.New || s.db.Err != "" || s.db.JournalMode == sqlitefile.JournalWAL || s.db.JournalMode == sqlitefile.JournalRollback {
+				return nil
+			}
+			return refusal(fmt.Sprintf("%s: header bytes 18/19 name no known journal mode", s.db.Path), "open it with sqlite3 and run PRAGMA integrity_check; restore from a backup if it fails")
+		},
+	},
+	{
+		Rule: Rule{DBHeaderDamaged, LevelError, "convert's own read of the header found damage: the checkpoint would fail halfway, so convert fails before the backup and before any open"}, scope: ScopeConvert, stage: StageDisk,
+		each: func(s subject) []found {
+			// With frames in the -wal, a file shorter than its header says
+			// is an interrupted checkpoint, not damage (WALAware).
+			for _, p := range WALAware(s.db, s.cv.HeaderProblems) {
+				if HeaderDamaged(p) {
+					return refusal(fmt.Sprintf("%s: %s (%s)", s.db.Path, p.Detail, p.ID),
+						fmt.Sprintf("nothing was changed; keep a copy and recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", shell.Quote(s.db.Path), shell.Quote(s.db.Path+".recovered")))
+				}
+			}
+			return nil
+		},
+	},
+	{
+		Rule: Rule{HotJournal, LevelError, "a hot rollback journal must be rolled back before anything else: convert fails"}, scope: ScopeConvert, stage: StageDisk,
+		each: func(s subject) []found {
+			j := s.cv.Journal
+			if j == nil || !j.Hot {
+				return nil
+			}
+			return refusal(fmt.Sprintf("%s has a hot rollback journal (%s, %d bytes): a transaction was interrupted and must be rolled back before anything else", s.db.Path, j.Path, j.SizeBytes),
+				fmt.Sprintf("let SQLite recover it with one normal read-write open, e.g. sqlite3 %s 'PRAGMA quick_check;' (never delete the -journal), then run preflight convert again", shell.Quote(s.db.Path)))
+		},
+	},
+	{
 		Rule: Rule{Writer, LevelError, "a process, lock holder or container has the database, -wal or -shm open (check's live-writer-*)"}, scope: ScopeConvert, stage: StageGuard,
 		each: func(s subject) []found {
 			var out []found
@@ -304,7 +377,7 @@ var convertRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{NFSSillyRename, LevelError, "NFS silly-rename files beside the database (check's nfs-silly-rename): a note with --allow-unverified"}, scope: ScopeConvert, stage: StageGuard,
+		Rule: Rule{NFSSillyRename, LevelError, "NFS silly-rename files beside the database (check's nfs-silly-rename): a note with --allow-unverified"}, scope: ScopeConvert, stage: StageGuard, action: ActAllowUnverified,
 		each: func(s subject) []found {
 			if len(s.db.NFSSillyRenamed) == 0 {
 				return nil
@@ -339,7 +412,7 @@ var convertRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{Unverified, LevelError, "a live-writer probe could not run fully, so a writer may have been missed: a note with --allow-unverified and in the entrypoint"}, scope: ScopeConvert, stage: StageGuard,
+		Rule: Rule{Unverified, LevelError, "a live-writer probe could not run fully, so a writer may have been missed: a note with --allow-unverified and in the entrypoint"}, scope: ScopeConvert, stage: StageGuard, action: ActAllowUnverified,
 		each: func(s subject) []found {
 			un := unverifiedProbes(s.r, s.db)
 			if len(un) == 0 {
@@ -430,12 +503,44 @@ func Refusals() []Rule {
 	var out []Rule
 	seen := map[ID]bool{}
 	for _, r := range table {
-		if r.scope == ScopeConvert && !seen[r.ID] {
+		if r.scope == ScopeConvert && !r.stage.Fails() && !seen[r.ID] {
 			seen[r.ID] = true
 			out = append(out, r.Rule)
 		}
 	}
 	return out
+}
+
+// refusalByID is the convert rule of each refusal reason.
+var refusalByID = func() map[ID]*rule {
+	m := map[ID]*rule{}
+	for i := range table {
+		if r := &table[i]; r.scope == ScopeConvert && !r.stage.Fails() && m[r.ID] == nil {
+			m[r.ID] = r
+		}
+	}
+	return m
+}()
+
+// RefusalWants reports whether the rule of refusal reason asks for action
+// a (ActAllowUnverified).
+func RefusalWants(reason ID, a Action) bool {
+	r := refusalByID[reason]
+	return r != nil && r.action == a
+}
+
+// WriterHere reports whether a writer of db is a process of this PID
+// namespace (a process, or a lock holder with a PID here): when preflight
+// runs in the application's container that is the application, and
+// converting from outside the container, with it stopped, lifts the
+// writer refusal (convert's recipe).
+func WriterHere(db *Database) bool {
+	for _, w := range db.Writers {
+		if w.Kind == report.WriterProcess || w.Kind == report.WriterLock && w.PID > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // unverifiedProbes lists the live-writer probes for db that could not run

@@ -56,6 +56,9 @@ const (
 	// WALOnFuse: a WAL database on a FUSE filesystem: error for Unraid user
 	// shares (fuse.shfs) and mergerfs, warn for other FUSE.
 	WALOnFuse ID = "wal-on-fuse"
+	// WALOnUnsafeFS: a WAL database on a filesystem of another class that the
+	// policy calls unsafe for WAL (one without a wal-on-* finding of its own).
+	WALOnUnsafeFS ID = "wal-on-unsafe-fs"
 	// WALOnSandboxFS: a WAL database on a gVisor sandbox's gofer mount (shown as
 	// 9p): coherent among the processes inside this sandbox, not with the host
 	// or another sandbox that opens the same files.

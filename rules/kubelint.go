@@ -356,9 +356,3 @@ func templatesPatch(o *manifest.Object, name, mode string) []byte {
 	}
 	return b
 }
-
-// ManifestClass is the class of the storage behind workload volume i of
-// r.Manifests (manifestClass).
-func ManifestClass(r *Report, i int) mounts.Class {
-	return manifestClass(subject{r: r, km: &r.Manifests.Mounts[i]})
-}

@@ -48,11 +48,33 @@ func TestNoFindingIDLiterals(t *testing.T) {
 	}
 }
 
-// idLiterals parses every Go file under root but package rules, tests,
-// integration and testdata, and calls found with each string literal that
-// is one of ids and not allowed there (exempt, wordIDs, wordIn); it returns
-// how many files it parsed.
+// idLiterals calls found with each string literal of the module's source
+// (sourceFiles) that is one of ids and not allowed there (exempt, wordIDs,
+// wordIn); it returns how many files it parsed.
 func idLiterals(root string, ids map[string]bool, found func(pos token.Position, lit string)) (int, error) {
+	return sourceFiles(root, func(rel string, fset *token.FileSet, f *ast.File) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.IndexExpr:
+				// Report.Probes["activity"]: a probe's name, not a reason.
+				if lit, ok := n.Index.(*ast.BasicLit); ok && wordIDs[unquote(lit)] {
+					return false
+				}
+			case *ast.BasicLit:
+				u := unquote(n)
+				if n.Kind == token.STRING && ids[u] && !wordIn[filepath.ToSlash(rel)+" "+u] && !exempt[filepath.ToSlash(rel)][u] {
+					found(fset.Position(n.Pos()), n.Value)
+				}
+			}
+			return true
+		})
+	})
+}
+
+// sourceFiles parses every Go file under root but package rules, tests,
+// integration and testdata, and calls each with its path relative to root;
+// it returns how many files it parsed.
+func sourceFiles(root string, each func(rel string, fset *token.FileSet, f *ast.File)) (int, error) {
 	fset := token.NewFileSet()
 	checked := 0
 	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
@@ -74,21 +96,7 @@ func idLiterals(root string, ids map[string]bool, found func(pos token.Position,
 			return err
 		}
 		checked++
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.IndexExpr:
-				// Report.Probes["activity"]: a probe's name, not a reason.
-				if lit, ok := n.Index.(*ast.BasicLit); ok && wordIDs[unquote(lit)] {
-					return false
-				}
-			case *ast.BasicLit:
-				u := unquote(n)
-				if n.Kind == token.STRING && ids[u] && !wordIn[filepath.ToSlash(rel)+" "+u] && !exempt[filepath.ToSlash(rel)][u] {
-					found(fset.Position(n.Pos()), n.Value)
-				}
-			}
-			return true
-		})
+		each(rel, fset, f)
 		return nil
 	})
 	return checked, err

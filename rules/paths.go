@@ -49,22 +49,47 @@ func newDBRemedy(s subject) []string {
 	return append(out, "Or move the data to a named volume or a local path, where WAL is safe.")
 }
 
-func walOn(class mounts.Class, what string) func(s subject) (string, Level, bool) {
+// walOnClass gives each class policy calls unsafe for WAL (policy.WALUnsafe)
+// that has a wal-on-* finding of its own its ID and what the message calls
+// the filesystem; every other such class gets WALOnUnsafeFS, so a class
+// added to the policy as unsafe is never silently safe for WAL.
+var walOnClass = map[mounts.Class]struct {
+	id   ID
+	what string
+}{
+	mounts.ClassCrossVM: {WALOnCrossVM, "a bind mount that crosses a VM boundary"},
+	mounts.ClassNetwork: {WALOnNetworkFS, "a network filesystem"},
+	mounts.ClassFUSE:    {WALOnFuse, "a FUSE filesystem"},
+}
+
+// walOn matches a WAL database on a filesystem policy calls unsafe for
+// WAL whose finding is id (walOnClass).
+func walOn(id ID) func(s subject) (string, Level, bool) {
 	return func(s subject) (string, Level, bool) {
-		if s.db.JournalMode != sqlitefile.JournalWAL || s.class() != class {
+		class := s.class()
+		if s.db.JournalMode != sqlitefile.JournalWAL || !policy.WALUnsafe(class) {
+			return "", "", false
+		}
+		own, ok := walOnClass[class]
+		if !ok {
+			own.id, own.what = WALOnUnsafeFS, fmt.Sprintf("a %s filesystem, where WAL is known not to work", class)
+		}
+		if own.id != id {
 			return "", "", false
 		}
 		m := s.mount()
-		lvl := Level("")
-		if class == mounts.ClassFUSE && !m.KnownLosses {
-			lvl = LevelWarn
+		lvl, reason := Level(""), "class "+string(class)
+		if m != nil {
+			reason = m.Reason
+			if class == mounts.ClassFUSE && !m.KnownLosses {
+				lvl = LevelWarn
+			}
 		}
-		reason := m.Reason
 		if k, ok := kubeReason(s); ok {
 			reason = k // the PV, not the mount table, made it this class
 		}
 		return fmt.Sprintf("%s is in WAL mode on %s (%s); WAL needs POSIX locks and a shared-memory index (-shm) that every process sees, so two writers can interleave WAL frames and the database later fails with \"database disk image is malformed\"",
-			filepath.Base(s.db.Path), what, reason), lvl, true
+			filepath.Base(s.db.Path), own.what, reason), lvl, true
 	}
 }
 
@@ -248,17 +273,22 @@ var pathRules = []rule{
 	},
 	{
 		Rule: Rule{WALOnCrossVM, LevelError, "a WAL database on a bind mount that crosses a VM boundary (Docker Desktop, OrbStack, Podman machine, Colima, Lima, WSL2 drives)"}, scope: ScopeDatabase, action: ActConvert,
-		match:  walOn(mounts.ClassCrossVM, "a bind mount that crosses a VM boundary"),
+		match:  walOn(WALOnCrossVM),
 		remedy: walUnsafeRemedy,
 	},
 	{
 		Rule: Rule{WALOnNetworkFS, LevelError, "a WAL database on a network or distributed filesystem (NFS, SMB/CIFS, CephFS, sshfs, object stores)"}, scope: ScopeDatabase, action: ActConvert,
-		match:  walOn(mounts.ClassNetwork, "a network filesystem"),
+		match:  walOn(WALOnNetworkFS),
 		remedy: walUnsafeRemedy,
 	},
 	{
 		Rule: Rule{WALOnFuse, LevelError, "a WAL database on a FUSE filesystem: error for Unraid user shares (fuse.shfs) and mergerfs, warn for other FUSE"}, scope: ScopeDatabase, action: ActConvert,
-		match:  walOn(mounts.ClassFUSE, "a FUSE filesystem"),
+		match:  walOn(WALOnFuse),
+		remedy: walUnsafeRemedy,
+	},
+	{
+		Rule: Rule{WALOnUnsafeFS, LevelError, "a WAL database on a filesystem of another class that the policy calls unsafe for WAL (one without a wal-on-* finding of its own)"}, scope: ScopeDatabase, action: ActConvert,
+		match:  walOn(WALOnUnsafeFS),
 		remedy: walUnsafeRemedy,
 	},
 	{

@@ -80,6 +80,10 @@ const (
 	// ActRewriteBind: compose proposes a named volume for the bind mount
 	// (compose --diff, --write) and prints its migration.
 	ActRewriteBind
+	// ActAllowUnverified: a convert refusal that --allow-unverified (and
+	// the entrypoint's policy) turns into a note (RefusalWants): the
+	// command convert prints to go on carries the flag.
+	ActAllowUnverified
 	// ActRefuseStart: run does not start the application at error level,
 	// whatever --on-unsafe says (starting it could destroy the only copy
 	// of the data); Rule.StartRefusal says why.
