@@ -1,6 +1,7 @@
 package bodylimit_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -32,5 +33,40 @@ func TestBound(t *testing.T) {
 		if int64(len(got)) > tc.max {
 			t.Errorf("%d bytes, bound %d: read %d bytes, past the bound", len(tc.body), tc.max, len(got))
 		}
+	}
+}
+
+func TestJSONShape(t *testing.T) {
+	shape := bodylimit.Shape{Items: 3, Objects: 4, Values: 6}
+	for _, tc := range []struct {
+		body    string
+		wantErr error
+	}{
+		{`[{},{},{}]`, nil},
+		{`[{},{},{},{}]`, bodylimit.ErrTooManyValues},                               // a fourth entry
+		{`[ 1 , 2 , 3 ]`, nil},                                                      // whitespace, scalars
+		{`[1,2,3,4]`, bodylimit.ErrTooManyValues},                                   // scalars count too
+		{`["[,[,[,{", "\"],]", "\\"]`, nil},                                         // brackets and escapes in strings are text
+		{`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6}`, nil},                              // members are not array entries
+		{`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7}`, bodylimit.ErrTooManyValues}, // a seventh value
+		{`[[[[]]]]`, nil},
+		{`[[[[[]]]]]`, bodylimit.ErrTooManyValues}, // a fifth array
+		{`{"items":[{"x":[]}]}`, nil},
+		{`[]`, nil},
+	} {
+		r := bodylimit.NewJSON(context.Background(), io.NopCloser(strings.NewReader(tc.body)), 1<<20, errBig, shape)
+		if _, err := io.ReadAll(r); !errors.Is(err, tc.wantErr) {
+			t.Errorf("read %s with shape %+v: err %v, want %v", tc.body, shape, err, tc.wantErr)
+		}
+	}
+}
+
+// TestJSONDeadline: a read after the context is done fails with its error.
+func TestJSONDeadline(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := bodylimit.NewJSON(ctx, io.NopCloser(strings.NewReader(`[{},{}]`)), 1<<20, errBig, bodylimit.PeerShape)
+	cancel()
+	if _, err := io.ReadAll(r); !errors.Is(err, context.Canceled) {
+		t.Errorf("read after cancel: err %v, want context.Canceled", err)
 	}
 }

@@ -5,6 +5,7 @@
 package fakeengine
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -51,6 +52,8 @@ func Start(t testing.TB, answers map[string]string, denied ...string) *Engine {
 			io.WriteString(w, `{"message":"forbidden by the proxy"}`)
 		case ok && a == Endless:
 			endless(w, r)
+		case ok && a == EmptiesList:
+			w.Write(Empties("", "", 16<<20))
 		case ok:
 			io.WriteString(w, a)
 		default:
@@ -79,6 +82,25 @@ func endless(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// EmptiesList as an answer makes that path's body a JSON array of empty
+// objects exactly 16 MiB long (the probe's body bound): 5.6 million
+// entries a decoder would make 5.6 million structs of.
+const EmptiesList = "\x00empties"
+
+// Empties is a JSON body exactly n bytes long: head, then an array of empty
+// objects ([{},{},...], padded with spaces), then tail. With head
+// `{"items":` and tail `}` it is a Kubernetes list page.
+func Empties(head, tail string, n int) []byte {
+	k := (n - len(head) - len(tail) - 4) / 3
+	b := make([]byte, 0, n)
+	b = append(b, head...)
+	b = append(b, "[{}"...)
+	b = append(b, bytes.Repeat([]byte(",{}"), k)...)
+	b = append(b, bytes.Repeat([]byte(" "), n-len(b)-len(tail)-1)...)
+	b = append(b, ']')
+	return append(b, tail...)
 }
 
 // Asked reports whether a request with method and path was made.

@@ -5,12 +5,16 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/bodylimit"
+	"github.com/preflight-sqlite/preflight/internal/fakeengine"
+	"github.com/preflight-sqlite/preflight/internal/peak"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 )
 
@@ -72,8 +76,13 @@ func startFakeEngine(t *testing.T, endless string) *fakeEngine {
 	return e
 }
 
+// bounded reports whether err names the byte bound or the entry bound.
+func bounded(err string) bool {
+	return strings.Contains(err, docker.ErrBodyTooLarge.Error()) || strings.Contains(err, bodylimit.ErrTooManyValues.Error())
+}
+
 // TestEndlessAnswers: an engine whose answer never ends costs at most
-// MaxBody of it; the call fails naming the bound and is not sure, or (the
+// MaxBody of it (an endless list stops sooner, at its 10,000th entry); the call fails naming the bound and is not sure, or (the
 // volume list, which only refines the answer) says so in Err.
 func TestEndlessAnswers(t *testing.T) {
 	for _, tc := range []struct {
@@ -91,12 +100,59 @@ func TestEndlessAnswers(t *testing.T) {
 		if tc.fatal && (r.Status == docker.StatusRan || r.Sure) {
 			t.Errorf("Probe(%s endless) = status %q sure %v, want not ran, not sure", tc.path, r.Status, r.Sure)
 		}
-		if !strings.Contains(r.Err, tc.call) || !strings.Contains(r.Err, docker.ErrBodyTooLarge.Error()) {
-			t.Errorf("Probe(%s endless) error %q, want it to name %q and %q", tc.path, r.Err, tc.call, docker.ErrBodyTooLarge)
+		if !strings.Contains(r.Err, tc.call) || !bounded(r.Err) {
+			t.Errorf("Probe(%s endless) error %q, want it to name %q and the byte or entry bound", tc.path, r.Err, tc.call)
 		}
 		// Allow for what the socket and the HTTP client buffer beyond the bound.
 		if got, limit := e.written.Load(), int64(docker.MaxBody+4<<20); got > limit {
 			t.Errorf("Probe(%s endless): the engine wrote %d bytes before the probe stopped reading, want at most %d", tc.path, got, limit)
 		}
+	}
+}
+
+// TestEmptiesLists: an answer of 16 MiB of [{},{},...] (5.6 million empty
+// entries, within the byte bound) to any list the probe reads is refused
+// before it is decoded: the probe answers within a second and a few MiB
+// of heap, and the answer is not sure (the container list), or the
+// refinement it would have given says why it is missing (the volume list,
+// the Swarm lists).
+func TestEmptiesLists(t *testing.T) {
+	for _, path := range []string{"/v1.41/containers/json", "/v1.41/volumes", "/v1.41/services", "/v1.41/tasks", "/v1.41/nodes"} {
+		t.Run(strings.TrimPrefix(path, "/v1.41/"), func(t *testing.T) {
+			mp := filepath.Join(t.TempDir(), "volumes", "swarm-capture-vol", "_data")
+			if err := os.MkdirAll(mp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			answers := fakeengine.SwarmAnswers(t, filepath.Join("testdata", "swarm"), mp,
+				fakeengine.SwarmCase{Info: "info-manager.json", Services: "services.json", Tasks: two, Nodes: nodes})
+			answers[path] = fakeengine.EmptiesList
+			e := fakeengine.Start(t, answers)
+			var r docker.Result
+			took, heap := peak.Measure(func() {
+				r = docker.Probe(context.Background(), []string{mp}, docker.Options{Host: e.Host, HostPaths: true, Timeout: 10 * time.Second})
+			})
+			t.Logf("%s: %s, peak heap %d MiB: status %s, sure %v, err %q, swarm %s", path, took, heap>>20, r.Status, r.Sure, r.Err, dumpJSON(r.Swarm))
+			if took > 2*time.Second {
+				t.Errorf("Probe(%s empties) took %s, want at most 2s", path, took)
+			}
+			if heap > 96<<20 {
+				t.Errorf("Probe(%s empties) peak heap %d MiB, want at most 96 MiB", path, heap>>20)
+			}
+			const bound = "an array of more than 10000 entries"
+			switch path {
+			case "/v1.41/containers/json":
+				if r.Status == docker.StatusRan || r.Sure || !strings.Contains(r.Err, bound) {
+					t.Errorf("Probe(%s empties) = status %s sure %v err %q, want not ran, not sure, naming %q", path, r.Status, r.Sure, r.Err, bound)
+				}
+			case "/v1.41/volumes":
+				if !strings.Contains(r.Err, "list volumes") || !strings.Contains(r.Err, bound) {
+					t.Errorf("Probe(%s empties) err %q, want it to name list volumes and %q", path, r.Err, bound)
+				}
+			case "/v1.41/services", "/v1.41/tasks":
+				if r.Sure || r.Swarm == nil || r.Swarm.ServicesVisible || !strings.Contains(r.Swarm.Err, bound) {
+					t.Errorf("Probe(%s empties) = sure %v, swarm %s, want not sure, services not visible, naming %q", path, r.Sure, dumpJSON(r.Swarm), bound)
+				}
+			}
+		})
 	}
 }
