@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/fakeengine"
+	"github.com/preflight-sqlite/preflight/internal/peak"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
@@ -81,10 +83,11 @@ func probe(t *testing.T, kc string, timeout time.Duration) kube.Result {
 
 func TestHugeBody(t *testing.T) {
 	kc := peer(t, api(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `{"metadata":{},"items":[`)
-		item := []byte(podJSON + ",")
-		for n := 0; n < kube.MaxBody+len(item); n += len(item) {
-			if _, err := w.Write(item); err != nil {
+		// One pod whose name is longer than the bound.
+		fmt.Fprint(w, `{"metadata":{},"items":[{"metadata":{"name":"`)
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		for n := 0; n < kube.MaxBody+len(chunk); n += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
 				return
 			}
 		}
@@ -250,5 +253,63 @@ func TestKubeletPathInMountTable(t *testing.T) {
 	p := res.Paths[0]
 	if p.KubeletPath != "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/data" || p.Volume != "data" || p.Claim != "data" {
 		t.Errorf("Probe(/srv/real/app.db) path = %+v, want volume data from the kubelet path, claim data", p)
+	}
+}
+
+// TestHostileShapes: a server that stays under the byte bound but answers
+// what would decode into millions of structs (16 MiB of {} items in one
+// page, 16 MiB of {} volumes in our pod), or a page of more items than
+// the limit asked for, makes the probe not sure, within a second and a
+// few tens of MiB of heap.
+func TestHostileShapes(t *testing.T) {
+	other := strings.NewReplacer(`"name":"me"`, `"name":"other"`, `"uid":"u1"`, `"uid":"u2"`).Replace(podJSON)
+	overLimit := `{"metadata":{},"items":[` + strings.TrimSuffix(strings.Repeat(other+",", kube.PageSize+1), ",") + `]}`
+	empties := func(head, tail string) func() []byte {
+		return func() []byte { return fakeengine.Empties(head, tail, kube.MaxBody) }
+	}
+	// A claim bound to an NFS volume: the probe then lists every PV.
+	nfs := map[string]string{
+		"/api/v1/namespaces/app/persistentvolumeclaims/data": `{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteMany"],"volumeName":"pv1"},"status":{"phase":"Bound"}}`,
+		"/api/v1/persistentvolumes/pv1":                      `{"metadata":{"name":"pv1"},"spec":{"nfs":{"server":"nas","path":"/export"},"claimRef":{"namespace":"app","name":"data"}}}`,
+	}
+	for _, tc := range []struct {
+		name, path string
+		body       func() []byte
+		answers    map[string]string
+		want       string
+	}{
+		{"page of 16 MiB of {}", "/api/v1/namespaces/app/pods", empties(`{"metadata":{},"items":`, `}`), nil, "a page of more than the 250 items asked for"},
+		{"page of 251 pods", "/api/v1/namespaces/app/pods", func() []byte { return []byte(overLimit) }, nil, "a page of more than the 250 items asked for"},
+		{"PV page of 16 MiB of {}", "/api/v1/persistentvolumes", empties(`{"metadata":{},"items":`, `}`), nfs, "list persistentvolumes: a page of more than the 250 items asked for"},
+		{"our pod with 16 MiB of {} volumes", "/api/v1/namespaces/app/pods/me", empties(`{"metadata":{"name":"me","namespace":"app"},"spec":{"volumes":`, `}}`), nil, "an array of more than 10000 entries"},
+		{"claim with 16 MiB of {} access modes", "/api/v1/namespaces/app/persistentvolumeclaims/data", empties(`{"metadata":{"name":"data"},"spec":{"accessModes":`, `}}`), nil, "an array of more than 10000 entries"},
+		{"StorageClass with 16 MiB of {} mount options", "/apis/storage.k8s.io/v1/storageclasses/x", empties(`{"metadata":{"name":"x"},"provisioner":"nfs.csi.k8s.io","mountOptions":`, `}`), nil, "an array of more than 10000 entries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := tc.body()
+			kc := peer(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == tc.path {
+					w.Write(body)
+					return
+				}
+				if a, ok := tc.answers[r.URL.Path]; ok {
+					fmt.Fprint(w, a)
+					return
+				}
+				api(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"items":[]}`) })(w, r)
+			})
+			var res kube.Result
+			took, heap := peak.Measure(func() { res = probe(t, kc, 10*time.Second) })
+			t.Logf("%s: %s, peak heap %d MiB: status %s, sure %v, err %q", tc.name, took, heap>>20, res.Status, res.Sure, res.Err)
+			if res.Sure || res.Status == kube.StatusRan || !strings.Contains(res.Err, tc.want) {
+				t.Errorf("Probe(%s) = status %s sure %v err %q, want not sure, naming %q", tc.name, res.Status, res.Sure, res.Err, tc.want)
+			}
+			if took > 2*time.Second {
+				t.Errorf("Probe(%s) took %s, want at most 2s", tc.name, took)
+			}
+			if heap > 96<<20 {
+				t.Errorf("Probe(%s) peak heap %d MiB, want at most 96 MiB", tc.name, heap>>20)
+			}
+		})
 	}
 }
