@@ -38,6 +38,11 @@ func Start(t testing.TB, answers map[string]string, denied ...string) *Engine {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "docker.sock")
 	e := &Engine{Host: "unix://" + sock}
+	for _, a := range answers {
+		if a == EmptiesList {
+			emptiesList() // made before any request, not while a client waits
+		}
+	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		e.seen = append(e.seen, r.Method+" "+r.URL.Path)
@@ -53,7 +58,7 @@ func Start(t testing.TB, answers map[string]string, denied ...string) *Engine {
 		case ok && a == Endless:
 			endless(w, r)
 		case ok && a == EmptiesList:
-			w.Write(Empties("", "", 16<<20))
+			w.Write(emptiesList())
 		case ok:
 			io.WriteString(w, a)
 		default:
@@ -88,6 +93,8 @@ func endless(w http.ResponseWriter, r *http.Request) {
 // objects exactly 16 MiB long (the probe's body bound): 5.6 million
 // entries a decoder would make 5.6 million structs of.
 const EmptiesList = "\x00empties"
+
+var emptiesList = sync.OnceValue(func() []byte { return Empties("", "", 16<<20) })
 
 // Empties is a JSON body exactly n bytes long: head, then an array of empty
 // objects ([{},{},...], padded with spaces), then tail. With head
