@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -182,4 +183,40 @@ func BenchmarkEmptiesList(b *testing.B) {
 		most = max(most, heap)
 	}
 	b.ReportMetric(float64(most)/(1<<20), "heap-MB")
+}
+
+// TestLargeListAccepted: the bounds on what is decoded leave room for a
+// big host: 5,000 compose containers as a 20.10 engine lists them (12
+// labels, three mounts, a port, a network each; 9.3 MiB) are read and
+// compared, and the answer is sure.
+func TestLargeListAccepted(t *testing.T) {
+	dir := t.TempDir()
+	var list strings.Builder
+	list.WriteString("[")
+	for i := range 5000 {
+		if i > 0 {
+			list.WriteString(",")
+		}
+		fmt.Fprintf(&list, `{"Id":"%064x","Names":["/proj-web-%d"],"Image":"ghcr.io/example/web:1.2.3","ImageID":"sha256:%064x","Command":"/entrypoint.sh serve","Created":1700000000,`+
+			`"Ports":[{"IP":"0.0.0.0","PrivatePort":8080,"PublicPort":%d,"Type":"tcp"}],`+
+			`"Labels":{"com.docker.compose.config-hash":"%064x","com.docker.compose.container-number":"%d","com.docker.compose.depends_on":"","com.docker.compose.image":"sha256:%064x","com.docker.compose.oneoff":"False","com.docker.compose.project":"proj","com.docker.compose.project.config_files":"/srv/proj/compose.yaml","com.docker.compose.project.working_dir":"/srv/proj","com.docker.compose.service":"web","com.docker.compose.version":"2.29.7","org.opencontainers.image.source":"https://github.com/example/web","org.opencontainers.image.version":"1.2.3"},`+
+			`"State":"running","Status":"Up 3 days","HostConfig":{"NetworkMode":"proj_default"},`+
+			`"NetworkSettings":{"Networks":{"proj_default":{"IPAMConfig":null,"Links":null,"Aliases":null,"NetworkID":"%064x","EndpointID":"%064x","Gateway":"172.18.0.1","IPAddress":"172.18.0.2","IPPrefixLen":16,"IPv6Gateway":"","GlobalIPv6Address":"","GlobalIPv6PrefixLen":0,"MacAddress":"02:42:ac:12:00:02","DriverOpts":null}}},`+
+			`"Mounts":[{"Type":"volume","Name":"proj_data%d","Source":"/var/lib/docker/volumes/proj_data%d/_data","Destination":"/data","Driver":"local","Mode":"z","RW":true,"Propagation":""},`+
+			`{"Type":"bind","Source":"/srv/proj/config","Destination":"/config","Mode":"ro","RW":false,"Propagation":"rprivate"},`+
+			`{"Type":"bind","Source":"/etc/localtime","Destination":"/etc/localtime","Mode":"ro","RW":false,"Propagation":"rprivate"}]}`,
+			i, i, i, 10000+i, i, i, i, i, i, i, i)
+	}
+	list.WriteString("]")
+	t.Logf("container list: %d bytes", list.Len())
+	e := fakeengine.Start(t, map[string]string{
+		"/v1.41/version":         `{"Version":"20.10.24","ApiVersion":"1.41","Os":"linux"}`,
+		"/v1.41/info":            `{"OSType":"linux","Name":"fake","ServerVersion":"20.10.24"}`,
+		"/v1.41/volumes":         `{"Volumes":[],"Warnings":null}`,
+		"/v1.41/containers/json": list.String(),
+	})
+	r := docker.Probe(context.Background(), []string{dir}, docker.Options{Host: e.Host, HostPaths: true, Timeout: 20 * time.Second})
+	if r.Status != docker.StatusRan || !r.Sure {
+		t.Errorf("Probe(5,000 containers) = status %s sure %v err %q, want ran, sure", r.Status, r.Sure, r.Err)
+	}
 }

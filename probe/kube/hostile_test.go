@@ -336,3 +336,13 @@ func BenchmarkEmptiesPage(b *testing.B) {
 	}
 	b.ReportMetric(float64(most)/(1<<20), "heap-MB")
 }
+
+// TestFullPageAccepted: a page of exactly the limit asked for is read.
+func TestFullPageAccepted(t *testing.T) {
+	other := strings.NewReplacer(`"name":"me"`, `"name":"other"`, `"uid":"u1"`, `"uid":"u2"`, `"claimName":"data"`, `"claimName":"elsewhere"`).Replace(podJSON)
+	page := `{"metadata":{},"items":[` + strings.TrimSuffix(strings.Repeat(other+",", kube.PageSize), ",") + `]}`
+	kc := peer(t, api(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, page) }))
+	if res := probe(t, kc, 5*time.Second); res.Status != kube.StatusRan || !res.Sure {
+		t.Errorf("Probe(a page of %d pods) = status %s sure %v err %q, want ran, sure", kube.PageSize, res.Status, res.Sure, res.Err)
+	}
+}
