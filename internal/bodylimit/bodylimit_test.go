@@ -37,7 +37,7 @@ func TestBound(t *testing.T) {
 }
 
 func TestJSONShape(t *testing.T) {
-	shape := bodylimit.Shape{Items: 3, Objects: 4, Values: 6}
+	shape := bodylimit.Shape{Items: 3, Objects: 6, Values: 6, Depth: 4}
 	for _, tc := range []struct {
 		body    string
 		wantErr error
@@ -50,7 +50,10 @@ func TestJSONShape(t *testing.T) {
 		{`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6}`, nil},                              // members are not array entries
 		{`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7}`, bodylimit.ErrTooManyValues}, // a seventh value
 		{`[[[[]]]]`, nil},
-		{`[[[[[]]]]]`, bodylimit.ErrTooManyValues}, // a fifth array
+		{`[[[[[]]]]]`, bodylimit.ErrTooManyValues}, // five deep
+		{`[[],[],[]]`, nil},
+		{`[[],[],{},[]]`, bodylimit.ErrTooManyValues},                               // a fourth entry
+		{`{"a":[],"b":[],"c":{},"d":[],"e":{},"f":[]}`, bodylimit.ErrTooManyValues}, // a seventh object or array
 		{`{"items":[{"x":[]}]}`, nil},
 		{`[]`, nil},
 	} {

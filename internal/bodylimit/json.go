@@ -25,14 +25,16 @@ type Shape struct {
 	// Values is the most values the whole body may hold: array elements
 	// and object members, at any depth.
 	Values int
+	// Depth is the most arrays and objects open at once.
+	Depth int
 }
 
 // PeerShape is the Shape of every Docker and Kubernetes answer preflight
 // reads: 10,000 entries in one list, 131,072 objects and arrays, 1,048,576
-// values. Several thousand containers, or a Kubernetes page of 250 pods
-// with their managed fields, are well inside it; what it admits decodes to
-// tens of MiB at most.
-var PeerShape = Shape{Items: 10_000, Objects: 1 << 17, Values: 1 << 20}
+// values, 100 levels deep. Several thousand containers, or a Kubernetes
+// page of 250 pods with their managed fields, are well inside it; what it
+// admits decodes to tens of MiB at most.
+var PeerShape = Shape{Items: 10_000, Objects: 1 << 17, Values: 1 << 20, Depth: 100}
 
 // JSONReader is a ReadCloser bounded in bytes (as ReadCloser) that also
 // scans the JSON it passes on and fails the read that crosses its Shape,
@@ -131,6 +133,9 @@ func (j *JSONReader) scan(b []byte) error {
 		case '[', '{':
 			if j.objects++; j.objects > j.shape.Objects {
 				return fmt.Errorf("more than %d objects and arrays: %w", j.shape.Objects, ErrTooManyValues)
+			}
+			if len(j.stack) == j.shape.Depth {
+				return fmt.Errorf("more than %d levels deep: %w", j.shape.Depth, ErrTooManyValues)
 			}
 			j.stack = append(j.stack, level{array: c == '[', pending: c == '['})
 		}
