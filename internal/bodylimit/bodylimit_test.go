@@ -1,7 +1,9 @@
 package bodylimit_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -71,5 +73,68 @@ func TestJSONDeadline(t *testing.T) {
 	cancel()
 	if _, err := io.ReadAll(r); !errors.Is(err, context.Canceled) {
 		t.Errorf("read after cancel: err %v, want context.Canceled", err)
+	}
+}
+
+// FuzzJSONShape: on valid JSON the scanner refuses exactly the bodies
+// whose shape, counted by encoding/json's tokens, is past the bound; on
+// anything it never panics.
+func FuzzJSONShape(f *testing.F) {
+	for _, s := range []string{`[{},{},{}]`, `{"a":[1,"x\"]"],"b":{"c":null}}`, `[[[[[]]]]]`, `"[["`, `["\"[[[[", 1]`, `[1,2,3,4]`, `{}`, `[`} {
+		f.Add([]byte(s))
+	}
+	shape := bodylimit.Shape{Items: 3, Objects: 5, Values: 8, Depth: 3}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := io.ReadAll(bodylimit.NewJSON(context.Background(), io.NopCloser(bytes.NewReader(b)), 1<<20, errBig, shape))
+		if !json.Valid(b) {
+			return
+		}
+		if got, want := err != nil, past(t, b, shape); got != want {
+			t.Errorf("read %q with shape %+v: err %v, want refused %v", b, shape, err, want)
+		}
+	})
+}
+
+// past walks b's tokens and reports whether its shape is past s.
+func past(t *testing.T, b []byte, s bodylimit.Shape) bool {
+	type open struct {
+		array, wantKey bool
+		n              int
+	}
+	var stack []open
+	objects, values := 0, 0
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return false
+		}
+		if err != nil {
+			t.Fatalf("tokens of valid %q: %v", b, err)
+		}
+		d, delim := tok.(json.Delim)
+		if delim && (d == ']' || d == '}') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if n := len(stack); n > 0 {
+			top := &stack[n-1]
+			if top.wantKey {
+				top.wantKey = false
+				continue
+			}
+			top.n++
+			values++
+			top.wantKey = !top.array
+			if top.array && top.n > s.Items || values > s.Values {
+				return true
+			}
+		}
+		if delim {
+			if objects++; objects > s.Objects || len(stack) == s.Depth {
+				return true
+			}
+			stack = append(stack, open{array: d == '[', wantKey: d == '{'})
+		}
 	}
 }
