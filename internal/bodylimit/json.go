@@ -30,11 +30,12 @@ type Shape struct {
 }
 
 // PeerShape is the Shape of every Docker and Kubernetes answer preflight
-// reads: 10,000 entries in one list, 131,072 objects and arrays, 1,048,576
-// values, 100 levels deep. Several thousand containers, or a Kubernetes
-// page of 250 pods with their managed fields, are well inside it; what it
-// admits decodes to tens of MiB at most.
-var PeerShape = Shape{Items: 10_000, Objects: 1 << 17, Values: 1 << 20, Depth: 100}
+// reads: 10,000 entries in one list, 65,536 objects and arrays, 262,144
+// values, 100 levels deep. About 3,000 compose containers (some 80 values
+// each: labels, mounts, ports, networks) or a Kubernetes page of 250 pods
+// with their managed fields are inside it; the worst it admits (262,144
+// distinct labels) decodes to about 30 MiB in about 0.3 s.
+var PeerShape = Shape{Items: 10_000, Objects: 1 << 16, Values: 1 << 18, Depth: 100}
 
 // JSONReader is a ReadCloser bounded in bytes (as ReadCloser) that also
 // scans the JSON it passes on and fails the read that crosses its Shape,

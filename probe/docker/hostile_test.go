@@ -186,14 +186,14 @@ func BenchmarkEmptiesList(b *testing.B) {
 }
 
 // TestLargeListAccepted: the bounds on what is decoded leave room for a
-// big host: 5,000 compose containers as a 20.10 engine lists them (12
-// labels, three mounts, a port, a network each; 9.3 MiB) are read and
+// big host: 3,000 compose containers as a 20.10 engine lists them (12
+// labels, three mounts, a port, a network each; 5.6 MiB) are read and
 // compared, and the answer is sure.
 func TestLargeListAccepted(t *testing.T) {
 	dir := t.TempDir()
 	var list strings.Builder
 	list.WriteString("[")
-	for i := range 5000 {
+	for i := range 3000 {
 		if i > 0 {
 			list.WriteString(",")
 		}
@@ -217,6 +217,6 @@ func TestLargeListAccepted(t *testing.T) {
 	})
 	r := docker.Probe(context.Background(), []string{dir}, docker.Options{Host: e.Host, HostPaths: true, Timeout: 20 * time.Second})
 	if r.Status != docker.StatusRan || !r.Sure {
-		t.Errorf("Probe(5,000 containers) = status %s sure %v err %q, want ran, sure", r.Status, r.Sure, r.Err)
+		t.Errorf("Probe(3,000 containers) = status %s sure %v err %q, want ran, sure", r.Status, r.Sure, r.Err)
 	}
 }
