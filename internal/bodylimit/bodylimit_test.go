@@ -64,6 +64,21 @@ func TestJSONShape(t *testing.T) {
 			t.Errorf("read %s with shape %+v: err %v, want %v", tc.body, shape, err, tc.wantErr)
 		}
 	}
+	// Per item: the values of the items array's elements count each alone.
+	shape.ItemDepth = 2
+	for _, tc := range []struct {
+		body    string
+		wantErr error
+	}{
+		{`{"items":[[1,2,3],[1,2,3],[1,2,3]]}`, nil},                                              // 12 values in all, 4 an item
+		{`{"items":[[1,2,3],{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6}]}`, bodylimit.ErrTooManyValues}, // 7 in the second
+		{`{"items":[[1,2,3],[1,2,3],[1,2,3],[]]}`, bodylimit.ErrTooManyValues},                    // a fourth item
+	} {
+		r := bodylimit.NewJSON(context.Background(), io.NopCloser(strings.NewReader(tc.body)), 1<<20, errBig, shape)
+		if _, err := io.ReadAll(r); !errors.Is(err, tc.wantErr) {
+			t.Errorf("read %s with shape %+v: err %v, want %v", tc.body, shape, err, tc.wantErr)
+		}
+	}
 }
 
 // TestJSONDeadline: a read after the context is done fails with its error.

@@ -27,6 +27,11 @@ type Shape struct {
 	Values int
 	// Depth is the most arrays and objects open at once.
 	Depth int
+	// ItemDepth, when above zero, makes Objects and Values bounds of each
+	// element of an array that many levels deep instead of the whole
+	// body's: a Kubernetes list page (2: each of its items), whose items
+	// are decoded and let go one at a time.
+	ItemDepth int
 }
 
 // PeerShape is the Shape of every Docker and Kubernetes answer preflight
@@ -156,6 +161,9 @@ func (j *JSONReader) count() error {
 	top := j.top()
 	if top == nil {
 		return nil
+	}
+	if top.array && len(j.stack) == j.shape.ItemDepth {
+		j.objects, j.values = 0, 0 // a new item
 	}
 	top.n++
 	if top.array && top.n > j.shape.Items {

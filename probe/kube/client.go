@@ -152,15 +152,23 @@ func (c *client) bearer() (string, error) {
 // get decodes the JSON object at apiPath (with query q) into out. verb,
 // resource, ns and name describe the request for errors.
 func (c *client) get(ctx context.Context, apiPath string, q url.Values, out any, verb, resource, ns, name string) error {
-	return c.read(ctx, apiPath, q, func(dec *json.Decoder) error { return dec.Decode(out) }, verb, resource, ns, name)
+	return c.read(ctx, apiPath, q, bodylimit.PeerShape, func(dec *json.Decoder) error { return dec.Decode(out) }, verb, resource, ns, name)
 }
 
+// pageShape bounds a list page: bodylimit.PeerShape, its objects and
+// values counted per item (each is decoded and let go before the next).
+var pageShape = func() bodylimit.Shape {
+	s := bodylimit.PeerShape
+	s.ItemDepth = 2
+	return s
+}()
+
 // read asks for apiPath (with query q) and hands an answer of 200 to
-// decode, through a decoder over the body bounded by MaxBody and
-// bodylimit.PeerShape (an error wrapping ErrBodyTooLarge or
-// bodylimit.ErrTooManyValues) whose reads fail once ctx is done. verb,
-// resource, ns and name describe the request for errors.
-func (c *client) read(ctx context.Context, apiPath string, q url.Values, decode func(*json.Decoder) error, verb, resource, ns, name string) error {
+// decode, through a decoder over the body bounded by MaxBody and shape
+// (an error wrapping ErrBodyTooLarge or bodylimit.ErrTooManyValues) whose
+// reads fail once ctx is done. verb, resource, ns and name describe the
+// request for errors.
+func (c *client) read(ctx context.Context, apiPath string, q url.Values, shape bodylimit.Shape, decode func(*json.Decoder) error, verb, resource, ns, name string) error {
 	u := *c.server
 	u.Path = strings.TrimSuffix(u.Path, "/") + apiPath
 	u.RawQuery = q.Encode()
@@ -192,7 +200,7 @@ func (c *client) read(ctx context.Context, apiPath string, q url.Values, decode 
 		}
 		return &APIError{Code: resp.StatusCode, Verb: verb, Resource: resource, Namespace: ns, Name: name, Message: st.Message}
 	}
-	body := bodylimit.NewJSON(ctx, resp.Body, MaxBody, ErrBodyTooLarge, bodylimit.PeerShape)
+	body := bodylimit.NewJSON(ctx, resp.Body, MaxBody, ErrBodyTooLarge, shape)
 	if err := decode(json.NewDecoder(body)); err != nil {
 		if errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrPageTooLarge) {
 			return err
@@ -220,7 +228,7 @@ func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, e
 			next, err = decodePage(ctx, dec, resource, each)
 			return err
 		}
-		if err := c.read(ctx, apiPath, q, decode, "list", resource, ns, ""); err != nil {
+		if err := c.read(ctx, apiPath, q, pageShape, decode, "list", resource, ns, ""); err != nil {
 			return err
 		}
 		if next == "" {

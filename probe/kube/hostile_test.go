@@ -256,6 +256,18 @@ func TestKubeletPathInMountTable(t *testing.T) {
 	}
 }
 
+// manyLabels is n distinct JSON object members "lN":"".
+func manyLabels(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"l%d":""`, i)
+	}
+	return b.String()
+}
+
 // TestHostileShapes: a server that stays under the byte bound but answers
 // what would decode into millions of structs (16 MiB of {} items in one
 // page, 16 MiB of {} volumes in our pod), or a page of more items than
@@ -281,6 +293,10 @@ func TestHostileShapes(t *testing.T) {
 		{"page of 16 MiB of {}", "/api/v1/namespaces/app/pods", empties(`{"metadata":{},"items":`, `}`), nil, "a page of more than the 250 items asked for"},
 		{"page of 251 pods", "/api/v1/namespaces/app/pods", func() []byte { return []byte(overLimit) }, nil, "a page of more than the 250 items asked for"},
 		{"PV page of 16 MiB of {}", "/api/v1/persistentvolumes", empties(`{"metadata":{},"items":`, `}`), nfs, "list persistentvolumes: a page of more than the 250 items asked for"},
+		{"a pod in the page with 16 MiB of {} volumes", "/api/v1/namespaces/app/pods", empties(`{"metadata":{},"items":[{"metadata":{"name":"x"},"spec":{"volumes":`, `}}]}`), nil, "an array of more than 10000 entries"},
+		{"a pod in the page with 300,000 labels", "/api/v1/namespaces/app/pods", func() []byte {
+			return []byte(`{"metadata":{},"items":[{"metadata":{"name":"x","labels":{` + manyLabels(300_000) + `}}}]}`)
+		}, nil, "more than 262144 values"},
 		{"our pod with 16 MiB of {} volumes", "/api/v1/namespaces/app/pods/me", empties(`{"metadata":{"name":"me","namespace":"app"},"spec":{"volumes":`, `}}`), nil, "an array of more than 10000 entries"},
 		{"claim with 16 MiB of {} access modes", "/api/v1/namespaces/app/persistentvolumeclaims/data", empties(`{"metadata":{"name":"data"},"spec":{"accessModes":`, `}}`), nil, "an array of more than 10000 entries"},
 		{"StorageClass with 16 MiB of {} mount options", "/apis/storage.k8s.io/v1/storageclasses/x", empties(`{"metadata":{"name":"x"},"provisioner":"nfs.csi.k8s.io","mountOptions":`, `}`), nil, "an array of more than 10000 entries"},
@@ -337,12 +353,18 @@ func BenchmarkEmptiesPage(b *testing.B) {
 	b.ReportMetric(float64(most)/(1<<20), "heap-MB")
 }
 
-// TestFullPageAccepted: a page of exactly the limit asked for is read.
+// TestFullPageAccepted: a page of exactly the limit asked for is read,
+// also when its pods are heavy (1,500 labels each: 375,000 values in the
+// page, more than one answer's bound, which a page counts per item).
 func TestFullPageAccepted(t *testing.T) {
-	other := strings.NewReplacer(`"name":"me"`, `"name":"other"`, `"uid":"u1"`, `"uid":"u2"`, `"claimName":"data"`, `"claimName":"elsewhere"`).Replace(podJSON)
+	var labels strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&labels, `"l%d":"v",`, i)
+	}
+	other := strings.NewReplacer(`"name":"me"`, `"name":"other","labels":{`+strings.TrimSuffix(labels.String(), ",")+`}`, `"uid":"u1"`, `"uid":"u2"`, `"claimName":"data"`, `"claimName":"elsewhere"`).Replace(podJSON)
 	page := `{"metadata":{},"items":[` + strings.TrimSuffix(strings.Repeat(other+",", kube.PageSize), ",") + `]}`
 	kc := peer(t, api(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, page) }))
 	if res := probe(t, kc, 5*time.Second); res.Status != kube.StatusRan || !res.Sure {
-		t.Errorf("Probe(a page of %d pods) = status %s sure %v err %q, want ran, sure", kube.PageSize, res.Status, res.Sure, res.Err)
+		t.Errorf("Probe(a page of %d pods, %d bytes) = status %s sure %v err %q, want ran, sure", kube.PageSize, len(page), res.Status, res.Sure, res.Err)
 	}
 }
