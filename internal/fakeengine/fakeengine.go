@@ -5,6 +5,7 @@
 package fakeengine
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -37,6 +38,11 @@ func Start(t testing.TB, answers map[string]string, denied ...string) *Engine {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "docker.sock")
 	e := &Engine{Host: "unix://" + sock}
+	for _, a := range answers {
+		if a == EmptiesList {
+			emptiesList() // made before any request, not while a client waits
+		}
+	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		e.seen = append(e.seen, r.Method+" "+r.URL.Path)
@@ -51,6 +57,8 @@ func Start(t testing.TB, answers map[string]string, denied ...string) *Engine {
 			io.WriteString(w, `{"message":"forbidden by the proxy"}`)
 		case ok && a == Endless:
 			endless(w, r)
+		case ok && a == EmptiesList:
+			w.Write(emptiesList())
 		case ok:
 			io.WriteString(w, a)
 		default:
@@ -79,6 +87,27 @@ func endless(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// EmptiesList as an answer makes that path's body a JSON array of empty
+// objects exactly 16 MiB long (the probe's body bound): 5.6 million
+// entries a decoder would make 5.6 million structs of.
+const EmptiesList = "\x00empties"
+
+var emptiesList = sync.OnceValue(func() []byte { return Empties("", "", 16<<20) })
+
+// Empties is a JSON body exactly n bytes long: head, then an array of empty
+// objects ([{},{},...], padded with spaces), then tail. With head
+// `{"items":` and tail `}` it is a Kubernetes list page.
+func Empties(head, tail string, n int) []byte {
+	k := (n - len(head) - len(tail) - 4) / 3
+	b := make([]byte, 0, n)
+	b = append(b, head...)
+	b = append(b, "[{}"...)
+	b = append(b, bytes.Repeat([]byte(",{}"), k)...)
+	b = append(b, bytes.Repeat([]byte(" "), n-len(b)-len(tail)-1)...)
+	b = append(b, ']')
+	return append(b, tail...)
 }
 
 // Asked reports whether a request with method and path was made.

@@ -33,7 +33,11 @@ const MaxBody = 16 << 20
 // longer than MaxBody; the call's answer is then not sure.
 var ErrBodyTooLarge = fmt.Errorf("docker API response body longer than %d MiB", MaxBody>>20)
 
-// limitTransport bounds every response body to max bytes.
+// limitTransport bounds every response body to max bytes and to
+// bodylimit.PeerShape (a list of more than 10,000 entries, or an answer
+// that would decode into more objects or values, is an error wrapping
+// bodylimit.ErrTooManyValues, before moby's client decodes any of it),
+// and fails its reads once the request's context is done.
 type limitTransport struct {
 	base http.RoundTripper
 	max  int64
@@ -44,7 +48,7 @@ func (t limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	resp.Body = bodylimit.New(resp.Body, t.max, ErrBodyTooLarge)
+	resp.Body = bodylimit.NewJSON(r.Context(), resp.Body, t.max, ErrBodyTooLarge, bodylimit.PeerShape)
 	return resp, nil
 }
 

@@ -2,15 +2,20 @@ package docker_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/bodylimit"
+	"github.com/preflight-sqlite/preflight/internal/fakeengine"
+	"github.com/preflight-sqlite/preflight/internal/peak"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 )
 
@@ -72,8 +77,13 @@ func startFakeEngine(t *testing.T, endless string) *fakeEngine {
 	return e
 }
 
+// bounded reports whether err names the byte bound or the entry bound.
+func bounded(err string) bool {
+	return strings.Contains(err, docker.ErrBodyTooLarge.Error()) || strings.Contains(err, bodylimit.ErrTooManyValues.Error())
+}
+
 // TestEndlessAnswers: an engine whose answer never ends costs at most
-// MaxBody of it; the call fails naming the bound and is not sure, or (the
+// MaxBody of it (an endless list stops sooner, at its 10,000th entry); the call fails naming the bound and is not sure, or (the
 // volume list, which only refines the answer) says so in Err.
 func TestEndlessAnswers(t *testing.T) {
 	for _, tc := range []struct {
@@ -91,12 +101,122 @@ func TestEndlessAnswers(t *testing.T) {
 		if tc.fatal && (r.Status == docker.StatusRan || r.Sure) {
 			t.Errorf("Probe(%s endless) = status %q sure %v, want not ran, not sure", tc.path, r.Status, r.Sure)
 		}
-		if !strings.Contains(r.Err, tc.call) || !strings.Contains(r.Err, docker.ErrBodyTooLarge.Error()) {
-			t.Errorf("Probe(%s endless) error %q, want it to name %q and %q", tc.path, r.Err, tc.call, docker.ErrBodyTooLarge)
+		if !strings.Contains(r.Err, tc.call) || !bounded(r.Err) {
+			t.Errorf("Probe(%s endless) error %q, want it to name %q and the byte or entry bound", tc.path, r.Err, tc.call)
 		}
 		// Allow for what the socket and the HTTP client buffer beyond the bound.
 		if got, limit := e.written.Load(), int64(docker.MaxBody+4<<20); got > limit {
 			t.Errorf("Probe(%s endless): the engine wrote %d bytes before the probe stopped reading, want at most %d", tc.path, got, limit)
 		}
+	}
+}
+
+// TestEmptiesLists: an answer of 16 MiB of [{},{},...] (5.6 million empty
+// entries, within the byte bound) to any list the probe reads is refused
+// before it is decoded: the probe answers within a second and a few MiB
+// of heap, and the answer is not sure (the container list), or the
+// refinement it would have given says why it is missing (the volume list,
+// the Swarm lists).
+func TestEmptiesLists(t *testing.T) {
+	for _, path := range []string{"/v1.41/containers/json", "/v1.41/volumes", "/v1.41/services", "/v1.41/tasks", "/v1.41/nodes"} {
+		t.Run(strings.TrimPrefix(path, "/v1.41/"), func(t *testing.T) {
+			mp := filepath.Join(t.TempDir(), "volumes", "swarm-capture-vol", "_data")
+			if err := os.MkdirAll(mp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			answers := fakeengine.SwarmAnswers(t, filepath.Join("testdata", "swarm"), mp,
+				fakeengine.SwarmCase{Info: "info-manager.json", Services: "services.json", Tasks: two, Nodes: nodes})
+			answers[path] = fakeengine.EmptiesList
+			e := fakeengine.Start(t, answers)
+			var r docker.Result
+			took, heap := peak.Measure(func() {
+				r = docker.Probe(context.Background(), []string{mp}, docker.Options{Host: e.Host, HostPaths: true, Timeout: 10 * time.Second})
+			})
+			t.Logf("%s: %s, heap growth %d MiB: status %s, sure %v, err %q, swarm %s", path, took, heap>>20, r.Status, r.Sure, r.Err, dumpJSON(r.Swarm))
+			if took > 2*time.Second {
+				t.Errorf("Probe(%s empties) took %s, want at most 2s", path, took)
+			}
+			if heap > 32<<20 {
+				t.Errorf("Probe(%s empties) heap growth %d MiB, want at most 32 MiB", path, heap>>20)
+			}
+			const bound = "an array of more than 10000 entries"
+			switch path {
+			case "/v1.41/containers/json":
+				if r.Status == docker.StatusRan || r.Sure || !strings.Contains(r.Err, bound) {
+					t.Errorf("Probe(%s empties) = status %s sure %v err %q, want not ran, not sure, naming %q", path, r.Status, r.Sure, r.Err, bound)
+				}
+			case "/v1.41/volumes":
+				if !strings.Contains(r.Err, "list volumes") || !strings.Contains(r.Err, bound) {
+					t.Errorf("Probe(%s empties) err %q, want it to name list volumes and %q", path, r.Err, bound)
+				}
+			case "/v1.41/services", "/v1.41/tasks":
+				if r.Sure || r.Swarm == nil || r.Swarm.ServicesVisible || !strings.Contains(r.Swarm.Err, bound) {
+					t.Errorf("Probe(%s empties) = sure %v, swarm %s, want not sure, services not visible, naming %q", path, r.Sure, dumpJSON(r.Swarm), bound)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEmptiesList is the worst answer under the byte bound: GET
+// /containers/json of 16 MiB of [{},{},...] from a fake engine on a unix
+// socket, one whole Probe per op. heap-MB is the most the heap grew while it
+// ran (peak.Measure: the fake engine's 16 MiB answer, made once, is not
+// counted).
+func BenchmarkEmptiesList(b *testing.B) {
+	answers := map[string]string{
+		"/v1.41/version":         `{"Version":"20.10.24","ApiVersion":"1.41","Os":"linux"}`,
+		"/v1.41/info":            `{"OSType":"linux","Name":"fake","ServerVersion":"20.10.24"}`,
+		"/v1.41/containers/json": fakeengine.EmptiesList,
+	}
+	e := fakeengine.Start(b, answers)
+	dir := b.TempDir()
+	b.ReportAllocs()
+	var most uint64
+	for b.Loop() {
+		_, heap := peak.Measure(func() {
+			r := docker.Probe(context.Background(), []string{dir}, docker.Options{Host: e.Host, HostPaths: true, Timeout: 2 * time.Second})
+			if r.Sure || !strings.Contains(r.Err, "an array of more than 10000 entries") {
+				b.Fatalf("Probe(empties) = sure %v err %q, want not sure, the entry bound named", r.Sure, r.Err)
+			}
+		})
+		most = max(most, heap)
+	}
+	b.ReportMetric(float64(most)/(1<<20), "heap-MB")
+}
+
+// TestLargeListAccepted: the bounds on what is decoded leave room for a
+// big host: 3,000 compose containers as a 20.10 engine lists them (12
+// labels, three mounts, a port, a network each; 5.6 MiB) are read and
+// compared, and the answer is sure.
+func TestLargeListAccepted(t *testing.T) {
+	dir := t.TempDir()
+	var list strings.Builder
+	list.WriteString("[")
+	for i := range 3000 {
+		if i > 0 {
+			list.WriteString(",")
+		}
+		fmt.Fprintf(&list, `{"Id":"%064x","Names":["/proj-web-%d"],"Image":"ghcr.io/example/web:1.2.3","ImageID":"sha256:%064x","Command":"/entrypoint.sh serve","Created":1700000000,`+
+			`"Ports":[{"IP":"0.0.0.0","PrivatePort":8080,"PublicPort":%d,"Type":"tcp"}],`+
+			`"Labels":{"com.docker.compose.config-hash":"%064x","com.docker.compose.container-number":"%d","com.docker.compose.depends_on":"","com.docker.compose.image":"sha256:%064x","com.docker.compose.oneoff":"False","com.docker.compose.project":"proj","com.docker.compose.project.config_files":"/srv/proj/compose.yaml","com.docker.compose.project.working_dir":"/srv/proj","com.docker.compose.service":"web","com.docker.compose.version":"2.29.7","org.opencontainers.image.source":"https://github.com/example/web","org.opencontainers.image.version":"1.2.3"},`+
+			`"State":"running","Status":"Up 3 days","HostConfig":{"NetworkMode":"proj_default"},`+
+			`"NetworkSettings":{"Networks":{"proj_default":{"IPAMConfig":null,"Links":null,"Aliases":null,"NetworkID":"%064x","EndpointID":"%064x","Gateway":"172.18.0.1","IPAddress":"172.18.0.2","IPPrefixLen":16,"IPv6Gateway":"","GlobalIPv6Address":"","GlobalIPv6PrefixLen":0,"MacAddress":"02:42:ac:12:00:02","DriverOpts":null}}},`+
+			`"Mounts":[{"Type":"volume","Name":"proj_data%d","Source":"/var/lib/docker/volumes/proj_data%d/_data","Destination":"/data","Driver":"local","Mode":"z","RW":true,"Propagation":""},`+
+			`{"Type":"bind","Source":"/srv/proj/config","Destination":"/config","Mode":"ro","RW":false,"Propagation":"rprivate"},`+
+			`{"Type":"bind","Source":"/etc/localtime","Destination":"/etc/localtime","Mode":"ro","RW":false,"Propagation":"rprivate"}]}`,
+			i, i, i, 10000+i, i, i, i, i, i, i, i)
+	}
+	list.WriteString("]")
+	t.Logf("container list: %d bytes", list.Len())
+	e := fakeengine.Start(t, map[string]string{
+		"/v1.41/version":         `{"Version":"20.10.24","ApiVersion":"1.41","Os":"linux"}`,
+		"/v1.41/info":            `{"OSType":"linux","Name":"fake","ServerVersion":"20.10.24"}`,
+		"/v1.41/volumes":         `{"Volumes":[],"Warnings":null}`,
+		"/v1.41/containers/json": list.String(),
+	})
+	r := docker.Probe(context.Background(), []string{dir}, docker.Options{Host: e.Host, HostPaths: true, Timeout: 20 * time.Second})
+	if r.Status != docker.StatusRan || !r.Sure {
+		t.Errorf("Probe(3,000 containers) = status %s sure %v err %q, want ran, sure", r.Status, r.Sure, r.Err)
 	}
 }

@@ -44,6 +44,11 @@ const MaxContinue = 16 << 10
 // than MaxBody.
 var ErrBodyTooLarge = fmt.Errorf("kubernetes API response body longer than %d MiB", MaxBody>>20)
 
+// ErrPageTooLarge is returned (wrapped) when a list page holds more items
+// than the PageSize the request asked for: the server broke the protocol,
+// and the list is not sure.
+var ErrPageTooLarge = errors.New("kubernetes API list page larger than its limit")
+
 // ErrTooManyPages is returned (wrapped) when a list has more than
 // MaxPages pages, or a continue token repeats.
 var ErrTooManyPages = errors.New("kubernetes API list did not end")
@@ -147,6 +152,23 @@ func (c *client) bearer() (string, error) {
 // get decodes the JSON object at apiPath (with query q) into out. verb,
 // resource, ns and name describe the request for errors.
 func (c *client) get(ctx context.Context, apiPath string, q url.Values, out any, verb, resource, ns, name string) error {
+	return c.read(ctx, apiPath, q, bodylimit.PeerShape, func(dec *json.Decoder) error { return dec.Decode(out) }, verb, resource, ns, name)
+}
+
+// pageShape bounds a list page: bodylimit.PeerShape, its objects and
+// values counted per item (each is decoded and let go before the next).
+var pageShape = func() bodylimit.Shape {
+	s := bodylimit.PeerShape
+	s.ItemDepth = 2
+	return s
+}()
+
+// read asks for apiPath (with query q) and hands an answer of 200 to
+// decode, through a decoder over the body bounded by MaxBody and shape
+// (an error wrapping ErrBodyTooLarge or bodylimit.ErrTooManyValues) whose
+// reads fail once ctx is done. verb, resource, ns and name describe the
+// request for errors.
+func (c *client) read(ctx context.Context, apiPath string, q url.Values, shape bodylimit.Shape, decode func(*json.Decoder) error, verb, resource, ns, name string) error {
 	u := *c.server
 	u.Path = strings.TrimSuffix(u.Path, "/") + apiPath
 	u.RawQuery = q.Encode()
@@ -168,7 +190,6 @@ func (c *client) get(ctx context.Context, apiPath string, q url.Values, out any,
 		return err
 	}
 	defer resp.Body.Close()
-	body := bodylimit.New(resp.Body, MaxBody, ErrBodyTooLarge)
 	if resp.StatusCode != http.StatusOK {
 		var st struct {
 			Message string `json:"message"`
@@ -179,8 +200,9 @@ func (c *client) get(ctx context.Context, apiPath string, q url.Values, out any,
 		}
 		return &APIError{Code: resp.StatusCode, Verb: verb, Resource: resource, Namespace: ns, Name: name, Message: st.Message}
 	}
-	if err := json.NewDecoder(body).Decode(out); err != nil {
-		if errors.Is(err, ErrBodyTooLarge) {
+	body := bodylimit.NewJSON(ctx, resp.Body, MaxBody, ErrBodyTooLarge, shape)
+	if err := decode(json.NewDecoder(body)); err != nil {
+		if errors.Is(err, ErrBodyTooLarge) || errors.Is(err, ErrPageTooLarge) {
 			return err
 		}
 		return fmt.Errorf("decode %s %s: %w", verb, resource, err)
@@ -188,17 +210,10 @@ func (c *client) get(ctx context.Context, apiPath string, q url.Values, out any,
 	return nil
 }
 
-// page is one list page: the continue token and the items, decoded one at
-// a time by each.
-type page[T any] struct {
-	Metadata struct {
-		Continue string `json:"continue"`
-	} `json:"metadata"`
-	Items []T `json:"items"`
-}
-
-// list follows limit/continue over apiPath and calls each for every item;
-// at most one page is held in memory. Stops at MaxPages, a repeated
+// list follows limit/continue over apiPath and calls each for every item
+// as it is decoded: memory holds one item, not a page. A page of more
+// than PageSize items (the limit asked for) is refused (ErrPageTooLarge);
+// the context is checked before each item. Stops at MaxPages, a repeated
 // continue token or one longer than MaxContinue (ErrTooManyPages).
 func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, each func(*T)) error {
 	cont := ""
@@ -208,26 +223,100 @@ func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, e
 		if cont != "" {
 			q.Set("continue", cont)
 		}
-		var p page[T]
-		if err := c.get(ctx, apiPath, q, &p, "list", resource, ns, ""); err != nil {
+		var next string
+		decode := func(dec *json.Decoder) (err error) {
+			next, err = decodePage(ctx, dec, resource, each)
 			return err
 		}
-		for i := range p.Items {
-			each(&p.Items[i])
+		if err := c.read(ctx, apiPath, q, pageShape, decode, "list", resource, ns, ""); err != nil {
+			return err
 		}
-		if p.Metadata.Continue == "" {
+		if next == "" {
 			return nil
 		}
-		if len(p.Metadata.Continue) > MaxContinue {
-			return fmt.Errorf("list %s: continue token of %d bytes, longer than %d: %w", resource, len(p.Metadata.Continue), MaxContinue, ErrTooManyPages)
+		if len(next) > MaxContinue {
+			return fmt.Errorf("list %s: continue token of %d bytes, longer than %d: %w", resource, len(next), MaxContinue, ErrTooManyPages)
 		}
-		if seen[p.Metadata.Continue] {
+		if seen[next] {
 			return fmt.Errorf("list %s: continue token repeats: %w", resource, ErrTooManyPages)
 		}
-		seen[p.Metadata.Continue] = true
-		cont = p.Metadata.Continue
+		seen[next] = true
+		cont = next
 	}
 	return fmt.Errorf("list %s: more than %d pages: %w", resource, MaxPages, ErrTooManyPages)
+}
+
+// decodePage decodes one list page (an object with metadata.continue and
+// items) from dec, one item at a time, calling each for every item, and
+// returns the continue token. Other members are skipped.
+func decodePage[T any](ctx context.Context, dec *json.Decoder, resource string, each func(*T)) (string, error) {
+	var cont string
+	if err := expect(dec, '{'); err != nil {
+		return "", err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		switch key {
+		case "metadata":
+			var m struct {
+				Continue string `json:"continue"`
+			}
+			if err := dec.Decode(&m); err != nil {
+				return "", err
+			}
+			cont = m.Continue
+		case "items":
+			if err := decodeItems(ctx, dec, resource, each); err != nil {
+				return "", err
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return "", err
+			}
+		}
+	}
+	return cont, expect(dec, '}')
+}
+
+// decodeItems decodes a page's items array (or null), at most PageSize.
+func decodeItems[T any](ctx context.Context, dec *json.Decoder, resource string, each func(*T)) error {
+	tok, err := dec.Token()
+	if err != nil || tok == nil {
+		return err
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("items is %v, not an array", tok)
+	}
+	for n := 0; dec.More(); n++ {
+		if n == PageSize {
+			return fmt.Errorf("list %s: a page of more than the %d items asked for: %w", resource, PageSize, ErrPageTooLarge)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var item T
+		if err := dec.Decode(&item); err != nil {
+			return err
+		}
+		each(&item)
+	}
+	return expect(dec, ']')
+}
+
+// expect reads the delimiter d from dec.
+func expect(dec *json.Decoder, d json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != d {
+		return fmt.Errorf("got %v, want %v", tok, d)
+	}
+	return nil
 }
 
 // readBounded reads at most max bytes of name, which must be a regular

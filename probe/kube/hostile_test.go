@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/fakeengine"
+	"github.com/preflight-sqlite/preflight/internal/peak"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
@@ -27,7 +29,7 @@ func peer(t *testing.T, h http.HandlerFunc) string {
 	return writeKubeconfig(t, srv.URL, "", "tok")
 }
 
-func writeKubeconfig(t *testing.T, server, user, token string) string {
+func writeKubeconfig(t testing.TB, server, user, token string) string {
 	t.Helper()
 	if user == "" {
 		user = "    token: " + token + "\n"
@@ -81,10 +83,11 @@ func probe(t *testing.T, kc string, timeout time.Duration) kube.Result {
 
 func TestHugeBody(t *testing.T) {
 	kc := peer(t, api(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `{"metadata":{},"items":[`)
-		item := []byte(podJSON + ",")
-		for n := 0; n < kube.MaxBody+len(item); n += len(item) {
-			if _, err := w.Write(item); err != nil {
+		// One pod whose name is longer than the bound.
+		fmt.Fprint(w, `{"metadata":{},"items":[{"metadata":{"name":"`)
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		for n := 0; n < kube.MaxBody+len(chunk); n += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
 				return
 			}
 		}
@@ -250,5 +253,118 @@ func TestKubeletPathInMountTable(t *testing.T) {
 	p := res.Paths[0]
 	if p.KubeletPath != "/var/lib/kubelet/pods/u1/volumes/kubernetes.io~empty-dir/data" || p.Volume != "data" || p.Claim != "data" {
 		t.Errorf("Probe(/srv/real/app.db) path = %+v, want volume data from the kubelet path, claim data", p)
+	}
+}
+
+// manyLabels is n distinct JSON object members "lN":"".
+func manyLabels(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"l%d":""`, i)
+	}
+	return b.String()
+}
+
+// TestHostileShapes: a server that stays under the byte bound but answers
+// what would decode into millions of structs (16 MiB of {} items in one
+// page, 16 MiB of {} volumes in our pod), or a page of more items than
+// the limit asked for, makes the probe not sure, within a second and a
+// few tens of MiB of heap.
+func TestHostileShapes(t *testing.T) {
+	other := strings.NewReplacer(`"name":"me"`, `"name":"other"`, `"uid":"u1"`, `"uid":"u2"`).Replace(podJSON)
+	overLimit := `{"metadata":{},"items":[` + strings.TrimSuffix(strings.Repeat(other+",", kube.PageSize+1), ",") + `]}`
+	empties := func(head, tail string) func() []byte {
+		return func() []byte { return fakeengine.Empties(head, tail, kube.MaxBody) }
+	}
+	// A claim bound to an NFS volume: the probe then lists every PV.
+	nfs := map[string]string{
+		"/api/v1/namespaces/app/persistentvolumeclaims/data": `{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteMany"],"volumeName":"pv1"},"status":{"phase":"Bound"}}`,
+		"/api/v1/persistentvolumes/pv1":                      `{"metadata":{"name":"pv1"},"spec":{"nfs":{"server":"nas","path":"/export"},"claimRef":{"namespace":"app","name":"data"}}}`,
+	}
+	for _, tc := range []struct {
+		name, path string
+		body       func() []byte
+		answers    map[string]string
+		want       string
+	}{
+		{"page of 16 MiB of {}", "/api/v1/namespaces/app/pods", empties(`{"metadata":{},"items":`, `}`), nil, "a page of more than the 250 items asked for"},
+		{"page of 251 pods", "/api/v1/namespaces/app/pods", func() []byte { return []byte(overLimit) }, nil, "a page of more than the 250 items asked for"},
+		{"PV page of 16 MiB of {}", "/api/v1/persistentvolumes", empties(`{"metadata":{},"items":`, `}`), nfs, "list persistentvolumes: a page of more than the 250 items asked for"},
+		{"a pod in the page with 16 MiB of {} volumes", "/api/v1/namespaces/app/pods", empties(`{"metadata":{},"items":[{"metadata":{"name":"x"},"spec":{"volumes":`, `}}]}`), nil, "an array of more than 10000 entries"},
+		{"a pod in the page with 300,000 labels", "/api/v1/namespaces/app/pods", func() []byte {
+			return []byte(`{"metadata":{},"items":[{"metadata":{"name":"x","labels":{` + manyLabels(300_000) + `}}}]}`)
+		}, nil, "more than 262144 values"},
+		{"our pod with 16 MiB of {} volumes", "/api/v1/namespaces/app/pods/me", empties(`{"metadata":{"name":"me","namespace":"app"},"spec":{"volumes":`, `}}`), nil, "an array of more than 10000 entries"},
+		{"claim with 16 MiB of {} access modes", "/api/v1/namespaces/app/persistentvolumeclaims/data", empties(`{"metadata":{"name":"data"},"spec":{"accessModes":`, `}}`), nil, "an array of more than 10000 entries"},
+		{"StorageClass with 16 MiB of {} mount options", "/apis/storage.k8s.io/v1/storageclasses/x", empties(`{"metadata":{"name":"x"},"provisioner":"nfs.csi.k8s.io","mountOptions":`, `}`), nil, "an array of more than 10000 entries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := tc.body()
+			kc := peer(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == tc.path {
+					w.Write(body)
+					return
+				}
+				if a, ok := tc.answers[r.URL.Path]; ok {
+					fmt.Fprint(w, a)
+					return
+				}
+				api(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"items":[]}`) })(w, r)
+			})
+			var res kube.Result
+			took, heap := peak.Measure(func() { res = probe(t, kc, 10*time.Second) })
+			t.Logf("%s: %s, heap growth %d MiB: status %s, sure %v, err %q", tc.name, took, heap>>20, res.Status, res.Sure, res.Err)
+			if res.Sure || res.Status == kube.StatusRan || !strings.Contains(res.Err, tc.want) {
+				t.Errorf("Probe(%s) = status %s sure %v err %q, want not sure, naming %q", tc.name, res.Status, res.Sure, res.Err, tc.want)
+			}
+			if took > 2*time.Second {
+				t.Errorf("Probe(%s) took %s, want at most 2s", tc.name, took)
+			}
+			if heap > 32<<20 {
+				t.Errorf("Probe(%s) heap growth %d MiB, want at most 32 MiB", tc.name, heap>>20)
+			}
+		})
+	}
+}
+
+// BenchmarkEmptiesPage is the worst page under the byte bound: a server
+// that ignores limit=250 and answers the pod list with 16 MiB of {} items,
+// one whole Probe per op. heap-MB is the most the heap grew while it ran
+// (peak.Measure: the server's 16 MiB answer, made once, is not counted).
+func BenchmarkEmptiesPage(b *testing.B) {
+	body := fakeengine.Empties(`{"metadata":{},"items":`, `}`, kube.MaxBody)
+	srv := httptest.NewTLSServer(api(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	b.Cleanup(srv.Close)
+	kc := writeKubeconfig(b, srv.URL, "", "tok")
+	b.ReportAllocs()
+	var most uint64
+	for b.Loop() {
+		_, heap := peak.Measure(func() {
+			res := kube.Probe(context.Background(), []string{"/data"}, kube.Options{Kubeconfig: kc, Pod: "app/me", Timeout: 2 * time.Second})
+			if res.Sure || !strings.Contains(res.Err, "a page of more than the 250 items asked for") {
+				b.Fatalf("Probe(empties page) = sure %v err %q, want not sure, the page bound named", res.Sure, res.Err)
+			}
+		})
+		most = max(most, heap)
+	}
+	b.ReportMetric(float64(most)/(1<<20), "heap-MB")
+}
+
+// TestFullPageAccepted: a page of exactly the limit asked for is read,
+// also when its pods are heavy (1,500 labels each: 375,000 values in the
+// page, more than one answer's bound, which a page counts per item).
+func TestFullPageAccepted(t *testing.T) {
+	var labels strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&labels, `"l%d":"v",`, i)
+	}
+	other := strings.NewReplacer(`"name":"me"`, `"name":"other","labels":{`+strings.TrimSuffix(labels.String(), ",")+`}`, `"uid":"u1"`, `"uid":"u2"`, `"claimName":"data"`, `"claimName":"elsewhere"`).Replace(podJSON)
+	page := `{"metadata":{},"items":[` + strings.TrimSuffix(strings.Repeat(other+",", kube.PageSize), ",") + `]}`
+	kc := peer(t, api(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, page) }))
+	if res := probe(t, kc, 5*time.Second); res.Status != kube.StatusRan || !res.Sure {
+		t.Errorf("Probe(a page of %d pods, %d bytes) = status %s sure %v err %q, want ran, sure", kube.PageSize, len(page), res.Status, res.Sure, res.Err)
 	}
 }
