@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/preflight-sqlite/preflight/internal/dirfd"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 	"github.com/preflight-sqlite/preflight/probe/wal"
 )
@@ -70,7 +71,8 @@ func removePartialBackups(path, parent string) ([]string, error) {
 // and, with no -wal left, every page the -wal holds copied in. A -shm in
 // it is listed but not compared (SQLite rebuilds the WAL index from the
 // -wal). The backup's files are read through a descriptor of dir
-// (internal/dirfd). The error says why it does not hold the data as it is.
+// (internal/dirfd), the current ones with rawfile.Open (a FIFO or device
+// put in their place is an error, never a blocking open). The error says why it does not hold the data as it is.
 func reusableBackup(dir, path string) (*Backup, error) {
 	d, err := dirfd.Open(dir)
 	if err != nil {
@@ -86,7 +88,7 @@ func reusableBackup(dir, path string) (*Backup, error) {
 	var idx *walIndex
 	if w, fi, err := d.OpenRegular(name + "-wal"); err == nil {
 		defer w.Close()
-		cur, err := os.Open(path + "-wal")
+		cur, err := rawfile.Open(path+"-wal", true)
 		gone := errors.Is(err, fs.ErrNotExist)
 		switch {
 		case err == nil:
@@ -110,7 +112,7 @@ func reusableBackup(dir, path string) (*Backup, error) {
 		return nil, fmt.Errorf("%s is not in it: %w", name, err)
 	}
 	defer old.Close()
-	cur, err := os.Open(path)
+	cur, err := rawfile.Open(path, false)
 	if err != nil {
 		return nil, err
 	}
