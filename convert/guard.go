@@ -379,9 +379,12 @@ func walLossCommand(path string, opts Options, refusals []Refusal) string {
 // (opts.ReuseBackup) when it still holds the database's files, else a new
 // one.
 func makeBackup(ctx context.Context, db *preflight.Database, opts Options, d *Database) error {
-	removed, err := removePartialBackups(db.Path, opts.BackupDir)
+	removed, left, err := removePartialBackups(db.Path, opts.BackupDir)
 	for _, r := range removed {
 		d.Notes = append(d.Notes, "removed "+r+", a backup an earlier run began and did not finish")
+	}
+	for _, l := range left {
+		d.Notes = append(d.Notes, "left "+l+" (it is named as a backup an earlier run did not finish, but is not one this user made: whoever owns the data directory may have renamed another directory to that name)")
 	}
 	if err != nil {
 		d.Notes = append(d.Notes, "could not remove a backup an earlier run did not finish: "+err.Error())

@@ -42,8 +42,9 @@ func ownedDataDir(t *testing.T) string {
 	return data
 }
 
-// asOwner runs argv as uid ownerUID and fails the test if it fails.
-func asOwner(t *testing.T, argv ...string) {
+// AsDataOwner runs argv as uid ownerUID, the data directory's owner, and
+// fails the test if it fails (the external tests use it too).
+func AsDataOwner(t *testing.T, argv ...string) {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: ownerUID, Gid: ownerUID}}
@@ -70,7 +71,7 @@ func TestReusableBackupFIFOWAL(t *testing.T) {
 		t.Fatalf("the backup has no -wal to compare: %v", err)
 	}
 	os.Remove(path + "-wal")
-	asOwner(t, "mkfifo", path+"-wal")
+	AsDataOwner(t, "mkfifo", path+"-wal")
 	t.Cleanup(func() {
 		// Release an open(2) still waiting for a writer (the old code).
 		if f, err := os.OpenFile(path+"-wal", os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -591,5 +592,55 @@ func TestFIFOJournalDeep(t *testing.T) {
 	}
 	if !slices.Contains(ids, "sidecar-not-regular") || !slices.Contains(ids, "integrity-not-checked") {
 		t.Errorf("check --deep (j.db-journal a FIFO) findings %v, want sidecar-not-regular and integrity-not-checked", ids)
+	}
+}
+
+// The data directory's owner cannot delete root's secrets/ (0700, a key
+// inside) but can rename it to the name of a backup an earlier run did
+// not finish. Root's convert leaves it, names it in a note, and still
+// removes a real unfinished backup of its own.
+func TestPartialBackupRenamedByOwner(t *testing.T) {
+	_, data, _ := swapLayout(t)
+	path := filepath.Join(data, "app.db")
+	bigWAL(t, path, 1, 1)
+	secrets := filepath.Join(data, "secrets")
+	if err := os.Mkdir(secrets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secrets, "key"), []byte("root's key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(data, "app.db.preflight-backup-20000101T000000Z.partial")
+	convert.AsDataOwner(t, "mv", secrets, renamed)
+	// One that only holds a backup's names, but the owner's own.
+	theirs := filepath.Join(data, "app.db.preflight-backup-20000101T000001Z.partial")
+	convert.AsDataOwner(t, "mkdir", theirs)
+	convert.AsDataOwner(t, "touch", filepath.Join(theirs, "app.db"))
+	ours := filepath.Join(data, "app.db.preflight-backup-20000101T000002Z.partial")
+	if err := os.Mkdir(ours, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ours, "app.db-wal"), []byte("cut short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	res := run(t, opts(path))
+	if len(res.Databases) != 1 || res.Databases[0].Status != convert.StatusConverted {
+		t.Fatalf("convert(%s) = %+v, want converted", path, res.Databases)
+	}
+	notes := strings.Join(res.Databases[0].Notes, "; ")
+	if b, err := os.ReadFile(filepath.Join(renamed, "key")); err != nil || string(b) != "root's key" {
+		t.Errorf("root's key in the renamed directory after convert: %q, %v; want it kept", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(theirs, "app.db")); err != nil {
+		t.Errorf("uid %d's directory %s after convert: %v, want it kept", nobody, theirs, err)
+	}
+	for _, want := range []string{"left " + renamed + `: it holds "key"`, "left " + theirs + ": it belongs to uid 65534"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q, want %q", notes, want)
+		}
+	}
+	if _, err := os.Lstat(ours); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(notes, "removed "+ours) {
+		t.Errorf("root's own unfinished backup %s: %v, notes %q; want it removed and said so", ours, err, notes)
 	}
 }

@@ -336,3 +336,12 @@ func (i *statInfo) Mode() fs.FileMode {
 	}
 	return m
 }
+
+// Owner returns the uid that owns the directory (fstat).
+func (d *Dir) Owner() (int, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd(), &st); err != nil {
+		return 0, &fs.PathError{Op: "fstat", Path: d.Path, Err: err}
+	}
+	return int(st.Uid), nil
+}
