@@ -644,3 +644,52 @@ func TestPartialBackupRenamedByOwner(t *testing.T) {
 		t.Errorf("root's own unfinished backup %s: %v, notes %q; want it removed and said so", ours, err, notes)
 	}
 }
+
+// --backup-dir DATA/backups, where the data directory's owner planted
+// DATA/backups as a symlink to a root-only directory, or where that owner
+// could replace it once made: convert refuses (swappable-dir) and writes
+// nothing there. A --backup-dir only root can change is made and used.
+func TestConvertRefusesSwappableBackupDir(t *testing.T) {
+	base, data, target := swapLayout(t)
+	path := filepath.Join(data, "app.db")
+	bigWAL(t, path, 1, 1)
+	before := sums(t, path)
+	planted := filepath.Join(data, "backups")
+	convert.AsDataOwner(t, "ln", "-s", target, planted)
+	for _, tc := range []struct{ name, dir, through string }{
+		{"planted symlink", planted, planted},
+		{"to be made in the owner's directory", filepath.Join(data, "new", "backups"), data},
+	} {
+		o := opts(path)
+		o.BackupDir = tc.dir
+		res := run(t, o)
+		if len(res.Databases) != 1 {
+			t.Fatalf("%s: convert databases = %+v, want one", tc.name, res.Databases)
+		}
+		d := res.Databases[0]
+		var msgs []string
+		for _, r := range d.Refusals {
+			if r.Reason == "swappable-dir" {
+				msgs = append(msgs, r.Message)
+			}
+		}
+		if d.Status != convert.StatusRefused || len(msgs) != 1 || !strings.Contains(msgs[0], "the backup directory "+tc.dir+" is reached through "+tc.through) {
+			t.Errorf("%s: convert --backup-dir %s = %s %+v, want refused: swappable-dir naming %s", tc.name, tc.dir, d.Status, d.Refusals, tc.through)
+		}
+		if ents, err := os.ReadDir(target); err != nil || len(ents) != 0 {
+			t.Errorf("%s: the root-only directory holds %v (%v), want nothing", tc.name, ents, err)
+		}
+		if _, err := os.Lstat(filepath.Join(data, "new")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %s/new made (%v), want nothing made", tc.name, data, err)
+		}
+		if after := sums(t, path); !maps.Equal(before, after) {
+			t.Errorf("%s: files changed: before %v, after %v", tc.name, before, after)
+		}
+	}
+	o := opts(path)
+	o.BackupDir = filepath.Join(base, "root", "backups")
+	res := run(t, o)
+	if len(res.Databases) != 1 || res.Databases[0].Status != convert.StatusConverted || filepath.Dir(res.Databases[0].Backup.Dir) != o.BackupDir {
+		t.Fatalf("convert --backup-dir %s (root's) = %+v, want converted with the backup there", o.BackupDir, res.Databases)
+	}
+}

@@ -125,3 +125,11 @@ func (d *Dir) ReadDirNames() ([]string, error) {
 // Owner is not known here: it returns this process's os.Geteuid(), as
 // if the directory were its own.
 func (d *Dir) Owner() (int, error) { return os.Geteuid(), nil }
+
+// MkdirAll is os.MkdirAll and Open.
+func MkdirAll(path string, perm fs.FileMode) (*Dir, error) {
+	if err := os.MkdirAll(path, perm); err != nil {
+		return nil, err
+	}
+	return Open(path)
+}
