@@ -611,11 +611,11 @@ func TestPartialBackupRenamedByOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	renamed := filepath.Join(data, "app.db.preflight-backup-20000101T000000Z.partial")
-	convert.AsDataOwner(t, "mv", secrets, renamed)
+	testdb.AsOwner(t, "mv", secrets, renamed)
 	// One that only holds a backup's names, but the owner's own.
 	theirs := filepath.Join(data, "app.db.preflight-backup-20000101T000001Z.partial")
-	convert.AsDataOwner(t, "mkdir", theirs)
-	convert.AsDataOwner(t, "touch", filepath.Join(theirs, "app.db"))
+	testdb.AsOwner(t, "mkdir", theirs)
+	testdb.AsOwner(t, "touch", filepath.Join(theirs, "app.db"))
 	ours := filepath.Join(data, "app.db.preflight-backup-20000101T000002Z.partial")
 	if err := os.Mkdir(ours, 0o700); err != nil {
 		t.Fatal(err)
@@ -655,7 +655,7 @@ func TestConvertRefusesSwappableBackupDir(t *testing.T) {
 	bigWAL(t, path, 1, 1)
 	before := sums(t, path)
 	planted := filepath.Join(data, "backups")
-	convert.AsDataOwner(t, "ln", "-s", target, planted)
+	testdb.AsOwner(t, "ln", "-s", target, planted)
 	for _, tc := range []struct{ name, dir, through string }{
 		{"planted symlink", planted, planted},
 		{"to be made in the owner's directory", filepath.Join(data, "new", "backups"), data},
