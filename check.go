@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/kube"
@@ -215,7 +216,7 @@ func classifyAll(r *Report, opts Options, holding, under []string) *mounts.Table
 // listable reports why the directory dir cannot be listed (open, or read
 // its first entry), nil when it can; an empty directory is listable.
 func listable(dir string) error {
-	f, err := os.Open(dir)
+	f, err := rawfile.OpenDir(dir)
 	if err != nil {
 		return err
 	}

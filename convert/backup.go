@@ -58,11 +58,20 @@ func backup(ctx context.Context, path, parent string, now time.Time, growth int6
 		return nil, err
 	}
 	dbDir := filepath.Dir(path)
+	var pd *dirfd.Dir
 	if parent == "" {
 		parent = dbDir
-	} else if err := os.MkdirAll(parent, 0o700); err != nil {
-		return nil, fmt.Errorf("create backup directory: %w", err)
+		pd, err = dirfd.Open(parent)
+	} else {
+		// The guard refused a --backup-dir another user can replace
+		// (swappable-dir); what is missing of it is made through
+		// descriptors too.
+		pd, err = dirfd.MkdirAll(parent, 0o700)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("open backup directory: %w", err)
+	}
+	defer pd.Close()
 	if err := checkSpace(parent, dbDir, total, max(growth-srcs[0].size, 0)); err != nil {
 		return nil, err
 	}
@@ -73,11 +82,6 @@ func backup(ctx context.Context, path, parent string, now time.Time, growth int6
 	// relative to descriptors of parent and of DIR.partial (internal/dirfd):
 	// whoever owns the data directory cannot redirect the files by
 	// swapping DIR.partial for a symlink.
-	pd, err := dirfd.Open(parent)
-	if err != nil {
-		return nil, fmt.Errorf("open backup directory: %w", err)
-	}
-	defer pd.Close()
 	stamp := now.UTC().Format("20060102T150405Z")
 	name, sub, err := mkBackupDir(pd, filepath.Base(path)+sqlitefile.BackupDirMarker+stamp)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -106,6 +107,10 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 
 	cf.Litestream = litestreamEvidence(db.Path)
 	cf.SwappableThrough, cf.SwappableWhy = swappable(db.Path, db.Link)
+	if opts.BackupDir != "" && !opts.NoBackup {
+		cf.BackupDir = opts.BackupDir
+		cf.BackupDirThrough, cf.BackupDirWhy = swappableBackupDir(opts.BackupDir)
+	}
 	judged(rules.Convert(cf, rules.StageGuard), &d)
 	d.writerHere = rules.WriterHere(db)
 	if walFrames {
@@ -222,6 +227,37 @@ func swappable(path, link string) (through, why string) {
 		return dirfd.UntrustedLink(link)
 	}
 	return "", ""
+}
+
+// swappableBackupDir names a symlink or directory through which the
+// backup directory dir is reached, or the directory its missing part
+// would be created in, that a user other than root and us can replace,
+// and why (dirfd.UntrustedLink, dirfd.Swappable, dirfd.SwappableNew);
+// empty when there is none (the swappable-dir refusal). The backup is
+// written below it: that user could point it at any directory.
+func swappableBackupDir(dir string) (through, why string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir, err.Error()
+	}
+	if x, why := dirfd.UntrustedLink(abs); x != "" {
+		return x, why
+	}
+	have := abs
+	for have != "/" {
+		if _, err := os.Stat(have); err == nil {
+			break
+		}
+		have = filepath.Dir(have)
+	}
+	r, err := filepath.EvalSymlinks(have)
+	if err != nil {
+		return have, fmt.Sprintf("it cannot be resolved: %v", err)
+	}
+	if have == abs {
+		return dirfd.Swappable(r)
+	}
+	return dirfd.SwappableNew(r)
 }
 
 // farSide watches the database's files for the quiet period and asks for
@@ -354,9 +390,12 @@ func walLossCommand(path string, opts Options, refusals []Refusal) string {
 // (opts.ReuseBackup) when it still holds the database's files, else a new
 // one.
 func makeBackup(ctx context.Context, db *preflight.Database, opts Options, d *Database) error {
-	removed, err := removePartialBackups(db.Path, opts.BackupDir)
+	removed, left, err := removePartialBackups(db.Path, opts.BackupDir)
 	for _, r := range removed {
 		d.Notes = append(d.Notes, "removed "+r+", a backup an earlier run began and did not finish")
+	}
+	for _, l := range left {
+		d.Notes = append(d.Notes, "left "+l+" (it is named as a backup an earlier run did not finish, but is not one this user made: whoever owns the data directory may have renamed another directory to that name)")
 	}
 	if err != nil {
 		d.Notes = append(d.Notes, "could not remove a backup an earlier run did not finish: "+err.Error())

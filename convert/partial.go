@@ -9,54 +9,112 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/preflight-sqlite/preflight/internal/dirfd"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 	"github.com/preflight-sqlite/preflight/probe/wal"
 )
 
 // removePartialBackups removes the backups of the database at path that an
 // earlier run began in parent and did not finish (DIR.partial: the process
-// was killed, the machine went down; see backup) and returns their paths.
-// Only directories named <database name>.preflight-backup-*.partial are
-// removed, each through a descriptor of parent (os.Root), so a name swapped
-// for a symlink does not lead outside it. It runs once the guard found no
-// writer: a run still copying would hold the database open.
-func removePartialBackups(path, parent string) ([]string, error) {
+// was killed, the machine went down; see backup) and returns their paths,
+// and the paths of the directories with such a name it left, each with
+// why. A name is only a claim: whoever owns the data directory can rename
+// any directory there (one of root's it cannot read or delete) to
+// <database name>.preflight-backup-<time>.partial. So a directory is
+// removed only when it is what backup makes: owned by this process's
+// user, holding nothing but regular files named as the database and its
+// -wal and -shm. Every step goes through descriptors of parent and of the
+// directory (internal/dirfd), never following a symlink. It runs once the
+// guard found no writer: a run still copying would hold the database open.
+func removePartialBackups(path, parent string) (removed, left []string, err error) {
 	if parent == "" {
 		parent = filepath.Dir(path)
 	}
-	ents, err := os.ReadDir(parent)
-	if os.IsNotExist(err) {
-		return nil, nil
+	pd, err := dirfd.Open(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", parent, err)
+		return nil, nil, fmt.Errorf("open %s: %w", parent, err)
 	}
-	prefix := filepath.Base(path) + sqlitefile.BackupDirMarker
-	var names []string
-	for _, e := range ents {
-		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) && strings.HasSuffix(e.Name(), ".partial") {
-			names = append(names, e.Name())
-		}
-	}
-	if len(names) == 0 {
-		return nil, nil
-	}
-	root, err := os.OpenRoot(parent)
+	defer pd.Close()
+	names, err := pd.ReadDirNames()
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", parent, err)
+		return nil, nil, fmt.Errorf("list %s: %w", parent, err)
 	}
-	defer root.Close()
-	var removed []string
+	slices.Sort(names)
+	base := filepath.Base(path)
+	prefix := base + sqlitefile.BackupDirMarker
 	for _, n := range names {
-		if err := root.RemoveAll(n); err != nil {
-			return removed, fmt.Errorf("remove %s: %w", filepath.Join(parent, n), err)
+		if !strings.HasPrefix(n, prefix) || !strings.HasSuffix(n, ".partial") {
+			continue
 		}
-		removed = append(removed, filepath.Join(parent, n))
+		if fi, err := pd.Lstat(n); err != nil || !fi.IsDir() {
+			continue
+		}
+		why, err := removePartial(pd, n, base)
+		switch {
+		case err != nil:
+			return removed, left, fmt.Errorf("remove %s: %w", filepath.Join(parent, n), err)
+		case why != "":
+			left = append(left, filepath.Join(parent, n)+": "+why)
+		default:
+			removed = append(removed, filepath.Join(parent, n))
+		}
 	}
-	return removed, nil
+	return removed, left, nil
+}
+
+// removePartial removes the directory name in pd, a backup of the
+// database named base that was not finished, when it is one backup made:
+// owned by this process's user and holding only regular files named base,
+// base-wal and base-shm. Otherwise it leaves it and says why.
+func removePartial(pd *dirfd.Dir, name, base string) (string, error) {
+	sub, err := pd.OpenDir(name)
+	if err != nil {
+		return "", err
+	}
+	defer sub.Close()
+	if fi, err := pd.Lstat(name); err != nil || !sub.Same(fi) {
+		return "it changed while it was examined", nil
+	}
+	owner, err := sub.Owner()
+	if err != nil {
+		return "", err
+	}
+	if owner != os.Geteuid() {
+		return fmt.Sprintf("it belongs to uid %d, not to this user, who makes these backups", owner), nil
+	}
+	files, err := sub.ReadDirNames()
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		if f != base && f != base+"-wal" && f != base+"-shm" {
+			return fmt.Sprintf("it holds %q, which no backup of %s writes", f, base), nil
+		}
+		fi, err := sub.Lstat(f)
+		if err != nil {
+			return "", err
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Sprintf("its %s is a %s, not a regular file", f, rawfile.TypeName(fi.Mode())), nil
+		}
+	}
+	for _, f := range files {
+		if err := sub.Remove(f); err != nil {
+			return "", err
+		}
+	}
+	if !pd.Is(name, sub) {
+		return "it was moved or replaced while its files were removed", nil
+	}
+	return "", pd.RemoveDir(name)
 }
 
 // reusableBackup returns the complete backup in dir of the database at
@@ -70,7 +128,8 @@ func removePartialBackups(path, parent string) ([]string, error) {
 // and, with no -wal left, every page the -wal holds copied in. A -shm in
 // it is listed but not compared (SQLite rebuilds the WAL index from the
 // -wal). The backup's files are read through a descriptor of dir
-// (internal/dirfd). The error says why it does not hold the data as it is.
+// (internal/dirfd), the current ones with rawfile.Open (a FIFO or device
+// put in their place is an error, never a blocking open). The error says why it does not hold the data as it is.
 func reusableBackup(dir, path string) (*Backup, error) {
 	d, err := dirfd.Open(dir)
 	if err != nil {
@@ -86,7 +145,7 @@ func reusableBackup(dir, path string) (*Backup, error) {
 	var idx *walIndex
 	if w, fi, err := d.OpenRegular(name + "-wal"); err == nil {
 		defer w.Close()
-		cur, err := os.Open(path + "-wal")
+		cur, err := rawfile.Open(path+"-wal", true)
 		gone := errors.Is(err, fs.ErrNotExist)
 		switch {
 		case err == nil:
@@ -110,7 +169,7 @@ func reusableBackup(dir, path string) (*Backup, error) {
 		return nil, fmt.Errorf("%s is not in it: %w", name, err)
 	}
 	defer old.Close()
-	cur, err := os.Open(path)
+	cur, err := rawfile.Open(path, false)
 	if err != nil {
 		return nil, err
 	}

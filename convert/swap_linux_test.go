@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -591,5 +592,104 @@ func TestFIFOJournalDeep(t *testing.T) {
 	}
 	if !slices.Contains(ids, "sidecar-not-regular") || !slices.Contains(ids, "integrity-not-checked") {
 		t.Errorf("check --deep (j.db-journal a FIFO) findings %v, want sidecar-not-regular and integrity-not-checked", ids)
+	}
+}
+
+// The data directory's owner cannot delete root's secrets/ (0700, a key
+// inside) but can rename it to the name of a backup an earlier run did
+// not finish. Root's convert leaves it, names it in a note, and still
+// removes a real unfinished backup of its own.
+func TestPartialBackupRenamedByOwner(t *testing.T) {
+	_, data, _ := swapLayout(t)
+	path := filepath.Join(data, "app.db")
+	bigWAL(t, path, 1, 1)
+	secrets := filepath.Join(data, "secrets")
+	if err := os.Mkdir(secrets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secrets, "key"), []byte("root's key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(data, "app.db.preflight-backup-20000101T000000Z.partial")
+	testdb.AsOwner(t, "mv", secrets, renamed)
+	// One that only holds a backup's names, but the owner's own.
+	theirs := filepath.Join(data, "app.db.preflight-backup-20000101T000001Z.partial")
+	testdb.AsOwner(t, "mkdir", theirs)
+	testdb.AsOwner(t, "touch", filepath.Join(theirs, "app.db"))
+	ours := filepath.Join(data, "app.db.preflight-backup-20000101T000002Z.partial")
+	if err := os.Mkdir(ours, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ours, "app.db-wal"), []byte("cut short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	res := run(t, opts(path))
+	if len(res.Databases) != 1 || res.Databases[0].Status != convert.StatusConverted {
+		t.Fatalf("convert(%s) = %+v, want converted", path, res.Databases)
+	}
+	notes := strings.Join(res.Databases[0].Notes, "; ")
+	if b, err := os.ReadFile(filepath.Join(renamed, "key")); err != nil || string(b) != "root's key" {
+		t.Errorf("root's key in the renamed directory after convert: %q, %v; want it kept", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(theirs, "app.db")); err != nil {
+		t.Errorf("uid %d's directory %s after convert: %v, want it kept", nobody, theirs, err)
+	}
+	for _, want := range []string{"left " + renamed + `: it holds "key"`, "left " + theirs + ": it belongs to uid 65534"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q, want %q", notes, want)
+		}
+	}
+	if _, err := os.Lstat(ours); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(notes, "removed "+ours) {
+		t.Errorf("root's own unfinished backup %s: %v, notes %q; want it removed and said so", ours, err, notes)
+	}
+}
+
+// --backup-dir DATA/backups, where the data directory's owner planted
+// DATA/backups as a symlink to a root-only directory, or where that owner
+// could replace it once made: convert refuses (swappable-dir) and writes
+// nothing there. A --backup-dir only root can change is made and used.
+func TestConvertRefusesSwappableBackupDir(t *testing.T) {
+	base, data, target := swapLayout(t)
+	path := filepath.Join(data, "app.db")
+	bigWAL(t, path, 1, 1)
+	before := sums(t, path)
+	planted := filepath.Join(data, "backups")
+	testdb.AsOwner(t, "ln", "-s", target, planted)
+	for _, tc := range []struct{ name, dir, through string }{
+		{"planted symlink", planted, planted},
+		{"to be made in the owner's directory", filepath.Join(data, "new", "backups"), data},
+	} {
+		o := opts(path)
+		o.BackupDir = tc.dir
+		res := run(t, o)
+		if len(res.Databases) != 1 {
+			t.Fatalf("%s: convert databases = %+v, want one", tc.name, res.Databases)
+		}
+		d := res.Databases[0]
+		var msgs []string
+		for _, r := range d.Refusals {
+			if r.Reason == "swappable-dir" {
+				msgs = append(msgs, r.Message)
+			}
+		}
+		if d.Status != convert.StatusRefused || len(msgs) != 1 || !strings.Contains(msgs[0], "the backup directory "+tc.dir+" is reached through "+tc.through) {
+			t.Errorf("%s: convert --backup-dir %s = %s %+v, want refused: swappable-dir naming %s", tc.name, tc.dir, d.Status, d.Refusals, tc.through)
+		}
+		if ents, err := os.ReadDir(target); err != nil || len(ents) != 0 {
+			t.Errorf("%s: the root-only directory holds %v (%v), want nothing", tc.name, ents, err)
+		}
+		if _, err := os.Lstat(filepath.Join(data, "new")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %s/new made (%v), want nothing made", tc.name, data, err)
+		}
+		if after := sums(t, path); !maps.Equal(before, after) {
+			t.Errorf("%s: files changed: before %v, after %v", tc.name, before, after)
+		}
+	}
+	o := opts(path)
+	o.BackupDir = filepath.Join(base, "root", "backups")
+	res := run(t, o)
+	if len(res.Databases) != 1 || res.Databases[0].Status != convert.StatusConverted || filepath.Dir(res.Databases[0].Backup.Dir) != o.BackupDir {
+		t.Fatalf("convert --backup-dir %s (root's) = %+v, want converted with the backup there", o.BackupDir, res.Databases)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/probe/health"
 	"github.com/preflight-sqlite/preflight/probe/wal"
@@ -498,7 +499,10 @@ func findDatabases(dir string) (map[string]bool, error) {
 		if !de.Type().IsRegular() {
 			return nil
 		}
-		f, err := os.Open(p)
+		f, err := rawfile.Open(p, true)
+		if errors.Is(err, rawfile.ErrNotRegular) {
+			return nil // replaced since the walk listed it
+		}
 		if err != nil {
 			return err
 		}
@@ -665,7 +669,7 @@ func counts(ctx context.Context, c *sql.Conn) ([]TableCount, error) {
 // a symlink included, is an error) and returns its size and SHA-256. It
 // stops with ctx's error when ctx ends.
 func copyFile(ctx context.Context, src string, root *os.Root, rel string, fi fs.FileInfo) (File, error) {
-	in, err := os.Open(src)
+	in, err := rawfile.Open(src, true)
 	if err != nil {
 		return File{}, err
 	}

@@ -29,7 +29,7 @@ func quiescentWAL(src string) (fs.FileInfo, bool) {
 	if fi, err := os.Lstat(src + "-wal"); err == nil && fi.Size() > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
-	f, err := os.Open(src)
+	f, err := rawfile.Open(src, false)
 	if err != nil {
 		return nil, false
 	}

@@ -115,6 +115,11 @@ type ConvertFacts struct {
 	// (dirfd.Swappable, dirfd.UntrustedLink); empty when there is none
 	// (StageGuard).
 	SwappableThrough, SwappableWhy string
+	// BackupDir is --backup-dir (empty: beside the database, or
+	// --no-backup); BackupDirThrough and BackupDirWhy name a symlink or
+	// directory on its way, or the directory its missing part would be
+	// created in, that another user can replace, and why (StageGuard).
+	BackupDir, BackupDirThrough, BackupDirWhy string
 	// WAL is the -wal's frame chain (StageWAL); AcceptWALLoss is
 	// --accept-wal-loss, and AcceptCommand the command that converts
 	// accepting the loss.
@@ -391,13 +396,18 @@ var convertRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{SwappableDir, LevelError, "the database is reached through a directory or symlink that another user can replace"}, scope: ScopeConvert, stage: StageGuard,
+		Rule: Rule{SwappableDir, LevelError, "the database or the --backup-dir is reached through a directory or symlink that another user can replace"}, scope: ScopeConvert, stage: StageGuard,
 		each: func(s subject) []found {
-			if s.cv.SwappableThrough == "" {
-				return nil
+			var out []found
+			if s.cv.SwappableThrough != "" {
+				out = append(out, refusal(fmt.Sprintf("the database is reached through %s, and %s: SQLite opens the database and creates its -journal, -wal and -shm by path, so that user could send them elsewhere while this process writes them; nothing was changed", s.cv.SwappableThrough, s.cv.SwappableWhy),
+					"convert as the user that owns the data directory (docker exec --user, su-exec, gosu), or move the database directly into the data directory")...)
 			}
-			return refusal(fmt.Sprintf("the database is reached through %s, and %s: SQLite opens the database and creates its -journal, -wal and -shm by path, so that user could send them elsewhere while this process writes them; nothing was changed", s.cv.SwappableThrough, s.cv.SwappableWhy),
-				"convert as the user that owns the data directory (docker exec --user, su-exec, gosu), or move the database directly into the data directory")
+			if s.cv.BackupDirThrough != "" {
+				out = append(out, refusal(fmt.Sprintf("the backup directory %s is reached through %s, and %s: that user could send the backup (a copy of the database, the bytes that user wrote) into any directory this process may write; nothing was changed", s.cv.BackupDir, s.cv.BackupDirThrough, s.cv.BackupDirWhy),
+					"pass a --backup-dir that only root or this user can change (outside the data directory), or leave --backup-dir out to back up beside the database")...)
+			}
+			return out
 		},
 	},
 	{

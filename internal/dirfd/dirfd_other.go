@@ -121,3 +121,15 @@ func (d *Dir) ReadDirNames() ([]string, error) {
 	defer f.Close()
 	return f.Readdirnames(-1)
 }
+
+// Owner is not known here: it returns this process's os.Geteuid(), as
+// if the directory were its own.
+func (d *Dir) Owner() (int, error) { return os.Geteuid(), nil }
+
+// MkdirAll is os.MkdirAll and Open.
+func MkdirAll(path string, perm fs.FileMode) (*Dir, error) {
+	if err := os.MkdirAll(path, perm); err != nil {
+		return nil, err
+	}
+	return Open(path)
+}

@@ -336,3 +336,68 @@ func (i *statInfo) Mode() fs.FileMode {
 	}
 	return m
 }
+
+// Owner returns the uid that owns the directory (fstat).
+func (d *Dir) Owner() (int, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd(), &st); err != nil {
+		return 0, &fs.PathError{Op: "fstat", Path: d.Path, Err: err}
+	}
+	return int(st.Uid), nil
+}
+
+// MkdirAll opens the directory path, creating it and the parents it lacks
+// (mode perm before the umask). The part of path that exists is opened as
+// Open opens it; each missing directory is made with Mkdir in the one
+// above it (mkdirat, then opened O_NOFOLLOW and checked to be the one
+// made). A directory that appeared in its place first is used only when
+// it is this process's user's or root's; otherwise the error wraps
+// ErrSwapped.
+func MkdirAll(path string, perm fs.FileMode) (*Dir, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	have, missing := abs, []string(nil)
+	for {
+		_, err := os.Lstat(have)
+		if err == nil || have == "/" {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		missing = append([]string{filepath.Base(have)}, missing...)
+		have = filepath.Dir(have)
+	}
+	d, err := Open(have)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range missing {
+		sub, err := d.Mkdir(c, perm)
+		if errors.Is(err, fs.ErrExist) {
+			sub, err = d.openTrusted(c)
+		}
+		d.Close()
+		if err != nil {
+			return nil, err
+		}
+		d = sub
+	}
+	return d, nil
+}
+
+// openTrusted opens the subdirectory name when root or this process's
+// user owns it.
+func (d *Dir) openTrusted(name string) (*Dir, error) {
+	sub, err := d.OpenDir(name)
+	if err != nil {
+		return nil, err
+	}
+	if uid, err := sub.Owner(); err != nil || !trusted(uint32(uid)) {
+		sub.Close()
+		return nil, fmt.Errorf("%s: %w: another user made it first", sub.Path, ErrSwapped)
+	}
+	return sub, nil
+}

@@ -130,3 +130,17 @@ func TestMkdirChecksWhatItOpened(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// MkdirAll makes the missing directories, mode 0700, and opens the last.
+func TestMkdirAll(t *testing.T) {
+	base := t.TempDir()
+	d, err := dirfd.MkdirAll(filepath.Join(base, "a", "b"), 0o700)
+	if err != nil {
+		t.Fatalf("MkdirAll(a/b): %v", err)
+	}
+	defer d.Close()
+	fi, err := os.Lstat(filepath.Join(base, "a", "b"))
+	if err != nil || !d.Same(fi) || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("a/b after MkdirAll: %v, %v; want the directory opened, mode 0700", fi, err)
+	}
+}

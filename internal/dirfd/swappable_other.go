@@ -14,3 +14,7 @@ func UntrustedLink(string) (string, string) { return "", "" }
 
 // Owner is not known here: ok is false.
 func Owner(fs.FileInfo) (uid, gid int, ok bool) { return 0, 0, false }
+
+// SwappableNew is the Unix check of a directory to be created (see
+// swappable_unix.go); elsewhere nothing is checked.
+func SwappableNew(string) (string, string) { return "", "" }

@@ -135,3 +135,21 @@ func Owner(fi fs.FileInfo) (uid, gid int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// SwappableNew is Swappable for a directory to be created in dir (which
+// exists, absolute, symlinks resolved): dir itself must also keep others
+// from replacing what is made in it, so dir owned by another user, or
+// group- or world-writable without the sticky bit, is returned too.
+func SwappableNew(dir string) (string, string) {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return dir, fmt.Sprintf("it cannot be examined: %v", err)
+	}
+	switch {
+	case !trusted(st.Uid):
+		return dir, fmt.Sprintf("it belongs to uid %d, who can replace what is created in it", st.Uid)
+	case st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0:
+		return dir, fmt.Sprintf("it is writable by group or others (mode %o)", st.Mode&0o7777)
+	}
+	return Swappable(dir)
+}

@@ -14,6 +14,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 )
 
 // DefaultTimeout is the wait used when a caller passes zero.
@@ -97,7 +99,7 @@ func Responsive(ctx context.Context, p string, timeout time.Duration) error {
 		if err != nil || !fi.IsDir() {
 			return struct{}{}
 		}
-		if f, err := os.Open(p); err == nil {
+		if f, err := rawfile.OpenDir(p); err == nil {
 			_, _ = f.Readdirnames(16)
 			f.Close()
 		}

@@ -17,3 +17,7 @@ func open(path string, nofollow bool) (*os.File, error) {
 	}
 	return f, err
 }
+
+func openDir(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+}

@@ -64,3 +64,8 @@ func TypeName(mode fs.FileMode) string {
 	}
 	return "irregular"
 }
+
+// OpenDir opens the directory path for listing, non-blocking and
+// close-on-exec with O_DIRECTORY where the system has it: a FIFO or a
+// device put in its place is an error (ENOTDIR), never a blocking open.
+func OpenDir(path string) (*os.File, error) { return openDir(path) }

@@ -34,21 +34,8 @@ func TestOpen(t *testing.T) {
 	}
 	f.Close()
 
-	done := make(chan error, 1)
-	go func() {
-		f, err := rawfile.Open(fifo, false)
-		if err == nil {
-			f.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, rawfile.ErrNotRegular) {
-			t.Errorf("Open(fifo) = %v, want ErrNotRegular", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Open(fifo) blocked")
+	if err := within(t, "Open(fifo)", func() (*os.File, error) { return rawfile.Open(fifo, false) }); !errors.Is(err, rawfile.ErrNotRegular) {
+		t.Errorf("Open(fifo) = %v, want ErrNotRegular", err)
 	}
 
 	if _, err := rawfile.Open(link, true); !errors.Is(err, syscall.ELOOP) {
@@ -58,5 +45,43 @@ func TestOpen(t *testing.T) {
 		t.Errorf("Open(symlink to a regular file) = %v", err)
 	} else {
 		f.Close()
+	}
+}
+
+// OpenDir opens a directory and refuses a FIFO in its place at once.
+func TestOpenDir(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "data")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := rawfile.OpenDir(dir)
+	if err != nil {
+		t.Fatalf("OpenDir(directory) = %v", err)
+	}
+	f.Close()
+	if err := within(t, "OpenDir(fifo)", func() (*os.File, error) { return rawfile.OpenDir(fifo) }); !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("OpenDir(fifo) = %v, want ENOTDIR", err)
+	}
+}
+
+// within returns open's error, failing the test (named by call) when it
+// has not returned within 10 s.
+func within(t *testing.T, call string, open func() (*os.File, error)) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		f, err := open()
+		if err == nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s blocked", call)
+		return nil
 	}
 }

@@ -22,6 +22,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 )
 
 // FileState is the observed state of one file.
@@ -162,8 +164,10 @@ func state(path string) (FileState, error) {
 	return FileState{Exists: true, SizeBytes: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
+// readHeader reads the first bytes of path (rawfile.Open: a FIFO or device
+// in its place is an error, not a blocking open); nil when it is missing.
 func readHeader(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := rawfile.Open(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 )
 
 // CopyDirPrefix starts the name of every directory CheckIntegrity makes
@@ -118,22 +119,32 @@ func RemoveStaleCopies(tmp string) (removed []string, err error) {
 
 // copyFiles copies the database path and its -wal (when there is one)
 // into dir as copy.db and copy.db-wal, after checking that they fit in
-// the free space there. It stops when ctx ends. It returns the copy's path.
+// the free space there. What fits is the blocks the files hold on disk
+// (st_blocks), not their length: a database its owner extended into a
+// hole of gigabytes is copied sparsely (copyFile), and the bytes actually
+// written are counted against that free space as the copy goes, so a file
+// that grows meanwhile cannot fill it either. It stops when ctx ends. It
+// returns the copy's path.
 func copyFiles(ctx context.Context, path, dir string) (string, error) {
 	need := int64(copyHeadroom)
 	for _, p := range []string{path, path + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
-			need += fi.Size()
+			need += allocatedBytes(fi)
 		}
 	}
-	if free, ok := freeBytes(dir); ok && free < need {
+	free, ok := freeBytes(dir)
+	if ok && free < need {
 		return "", fmt.Errorf("%s: %w: it needs %d MiB, %d MiB are free", dir, ErrNoRoom, need>>20, free>>20)
 	}
+	budget := int64(-1) // unknown free space: no bound
+	if ok {
+		budget = free - copyHeadroom
+	}
 	target := filepath.Join(dir, "copy.db")
-	if err := copyFile(ctx, path, target, false); err != nil {
+	if err := copyFile(ctx, path, target, false, &budget); err != nil {
 		return "", err
 	}
-	if err := copyFile(ctx, path+"-wal", target+"-wal", true); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := copyFile(ctx, path+"-wal", target+"-wal", true, &budget); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
 	return target, nil
@@ -143,31 +154,75 @@ func copyFiles(ctx context.Context, path, dir string) (string, error) {
 const copyChunk = 1 << 20
 
 // copyFile copies src, a regular file (with nofollow, not through a
-// symlink at its name), to a new file dst, a chunk at a time, stopping
-// with ctx.Err() when ctx ends.
-func copyFile(ctx context.Context, src, dst string, nofollow bool) error {
+// symlink at its name), to a new file dst of the same length: only the
+// regions of src that hold data (nextData: SEEK_DATA and SEEK_HOLE on
+// Linux), a chunk at a time, so that a hole stays a hole. *budget (when
+// not negative) is how many bytes it may still write, lowered as it
+// writes; past it the error wraps ErrNoRoom. It stops with ctx.Err() when
+// ctx ends.
+func copyFile(ctx context.Context, src, dst string, nofollow bool, budget *int64) error {
 	in, err := rawfile.Open(src, nofollow)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			out.Close()
-			return err
-		}
-		_, err := io.CopyN(out, in, copyChunk)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			out.Close()
-			return err
-		}
+	if err := copyData(ctx, in, out, fi.Size(), budget); err != nil {
+		out.Close()
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	if err := out.Truncate(fi.Size()); err != nil {
+		out.Close()
+		return err
 	}
 	return out.Close()
+}
+
+// copyData writes the data regions of in's first size bytes to the same
+// offsets of out (see copyFile).
+func copyData(ctx context.Context, in, out *os.File, size int64, budget *int64) error {
+	buf := make([]byte, copyChunk)
+	for off := int64(0); off < size; {
+		start, end, err := nextData(in, off, size)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for start < end {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n := min(end-start, copyChunk)
+			if *budget >= 0 && *budget < n {
+				return fmt.Errorf("%w: the copy reached the free space of its directory", ErrNoRoom)
+			}
+			r, err := in.ReadAt(buf[:n], start)
+			if r > 0 {
+				if _, werr := out.WriteAt(buf[:r], start); werr != nil {
+					return werr
+				}
+				if *budget >= 0 {
+					*budget -= int64(r)
+				}
+				start += int64(r)
+			}
+			if errors.Is(err, io.EOF) {
+				return nil // shorter than it was: copied what there is
+			}
+			if err != nil {
+				return err
+			}
+		}
+		off = end
+	}
+	return nil
 }

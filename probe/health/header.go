@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
 
@@ -138,11 +138,12 @@ func HeaderBytesProblems(b []byte, fileSize int64) ([]Problem, error) {
 
 // CheckHeaderFile reads the first sqlitefile.HeaderSize bytes of the
 // database at path and returns HeaderBytesProblems for them and the file's
-// size. It only reads. A zero-length file (a new, empty database) has no
+// size. It only reads, through rawfile.Open (what is not a regular file is
+// an error, never a blocking open). A zero-length file (a new, empty database) has no
 // problems. Errors are those of opening, stat'ing or reading the file, or of
 // HeaderBytesProblems.
 func CheckHeaderFile(path string) ([]Problem, error) {
-	f, err := os.Open(path)
+	f, err := rawfile.Open(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("check header: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
 )
 
 // ErrDirMissing reports that a path given to Discover does not exist.
@@ -299,7 +301,7 @@ const readDirBatch = 1024
 // and returns its entries sorted by name (with the entries read before an
 // error).
 func (w *walker) readDir(p string) ([]fs.DirEntry, error) {
-	f, err := os.Open(p)
+	f, err := rawfile.OpenDir(p)
 	w.progress()
 	if err != nil {
 		return nil, err
