@@ -12,8 +12,22 @@ import (
 // table).
 const DocsURL = "https://preflight-sqlite.github.io/preflight/"
 
-// FindingURL is the address of id's entry in the findings reference.
+// FindingURL is the address of finding id's entry in the findings
+// reference.
 func FindingURL(id ID) string { return DocsURL + "reference/findings/#" + string(id) }
+
+// Anchor is the entry's anchor on the findings page: its ID, and for a
+// refusal "refusal-" and its ID (a finding and a refusal of the same fact
+// share a name).
+func (e Entry) Anchor() string {
+	if e.Refusal {
+		return "refusal-" + string(e.ID)
+	}
+	return string(e.ID)
+}
+
+// URL is the address of the entry in the findings reference.
+func (e Entry) URL() string { return DocsURL + "reference/findings/#" + e.Anchor() }
 
 // Entry is one finding or refusal as the reference shows it: the rule,
 // the commands that raise it and its remedy as preflight prints it for
@@ -32,8 +46,12 @@ type Entry struct {
 	Remedy []string
 }
 
-// ExamplePath is the database the reference's remedies are written for.
-const ExamplePath = "/data/app.db"
+// ExamplePath is the database the reference's remedies are written for;
+// ExampleCase says what the example is.
+const (
+	ExamplePath = "/data/app.db"
+	ExampleCase = "a WAL database " + ExamplePath + " on a Docker Desktop bind mount; for compose, service app binding /Users/me/app/data to /data; for kube, Deployment default/app"
+)
 
 // Entries lists every finding (Rules) then every refusal (Refusals) with
 // its commands and example remedy, in table order.
