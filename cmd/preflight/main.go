@@ -91,27 +91,14 @@ func hidden(name string) bool {
 // notBuilt prefixes the help of a hidden command.
 const notBuilt = "Not in this build (-tags nocompose, the image's binary): "
 
-const description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
+var description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
 locks and shared memory, which bind mounts across a VM boundary (Docker Desktop,
 OrbStack, Podman machine, Colima, Lima, WSL2) and network or FUSE filesystems do
 not give.
 
 Exit codes:
 
-    0    ok (or only findings below --fail-on)
-    1    could not run (internal error, or the command needs Linux);
-         convert: a conversion failed
-    2    bad usage or bad input; compose --write: a compose file another
-         user could redirect
-    3    unsafe: an error-level finding; convert: refused (a writer, an
-         unverified probe, Litestream, WAL frames that would be lost)
-    4    warnings only
-    126  run: CMD is not executable
-    127  run: CMD not found
-    130  interrupted by SIGINT (128 + 2): what the command made is removed;
-         convert: the database is as it was, or converted (see its report)
-    143  interrupted by SIGTERM (128 + 15), the same
-
+` + exitCodesHelp() + `
 After 'preflight run' execs CMD, the exit code is the application's.`
 
 func main() {
