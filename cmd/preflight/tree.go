@@ -26,7 +26,8 @@ const helpWidth = 80
 func newRoot(g *Globals, tree []command) *cobra.Command {
 	global := &cmdSpec{}
 	readSpec(reflect.ValueOf(g), global)
-	root := &cobra.Command{Use: "preflight", Args: cobra.ArbitraryArgs, SilenceErrors: true, SilenceUsage: true}
+	root := &cobra.Command{Use: "preflight", Short: "Keep SQLite databases safe inside containers.", Long: description,
+		Args: cobra.ArbitraryArgs, SilenceErrors: true, SilenceUsage: true}
 	// cobra's own help [COMMAND] and completion bash|zsh|fish|powershell
 	// commands; help prints through the help function below.
 	specs := map[*cobra.Command]*cmdSpec{root: {}}
@@ -58,7 +59,11 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 		if hidden(cm.name) {
 			help = notBuilt + help
 		}
-		c := &cobra.Command{Use: cm.name, Short: help, Hidden: hidden(cm.name), Args: cobra.ArbitraryArgs}
+		use := cm.name
+		for _, a := range spec.args {
+			use += " " + argUsage(a)
+		}
+		c := &cobra.Command{Use: use, Short: help, Hidden: hidden(cm.name), Args: cobra.ArbitraryArgs}
 		for _, fs := range spec.flags {
 			fs.register(c.Flags())
 		}
