@@ -121,7 +121,7 @@ func findingsPage() []byte {
 		"The remedies below are what preflight prints for an example: " + rules.ExampleCase + ". " +
 		"Where a remedy depends on more than the example has, the finding's own output names it.\n\n")
 	b.WriteString("Levels: `error` makes the verdict unsafe (exit 3), `warn` exits 4 under `--fail-on warn`, `info` never fails. " +
-		"A level of \"error\" may be lowered in some cases (the meaning says when).\n\n")
+		"The level shown is the rule's default; where a rule raises a finding at another level, its meaning says when.\n\n")
 	section := ""
 	for _, e := range rules.Entries() {
 		if s := map[bool]string{false: "## Findings of check, run, compose and kube\n\n", true: "## Convert's refusals\n\n" +
