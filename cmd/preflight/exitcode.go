@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/preflight-sqlite/preflight"
 )
 
-// The one exit-code table. Keep it in step with description (main.go) and
-// the README.
+// The exit codes; exitTable says what each means.
 const (
 	exitOK         = 0
 	exitInternal   = 1
@@ -22,6 +22,42 @@ const (
 	// that SIGINT (130) or SIGTERM (143) stopped.
 	exitSignal = 128
 )
+
+// exitTable is the one exit-code table: --help prints code and meaning
+// (exitCodesHelp), docs/reference/exit-codes.md adds the detail (generated
+// by TestDocs). Keep the README's table in step (TestREADMEExitCodes).
+var exitTable = []struct {
+	code            int
+	meaning, detail string
+}{
+	{exitOK, "ok (or only findings below --fail-on)", ""},
+	{exitInternal, "could not run (internal error, or the command needs Linux); convert: a conversion failed",
+		"The database is left as it was unless the message says otherwise. convert also exits 1 when a data directory is missing, or a path is unreadable or does not answer (a database path that does not exist is skipped: exit 0)."},
+	{exitUsage, "bad usage or bad input; compose --write: a compose file another user could redirect",
+		"An unknown flag or command, no path, an unreadable or unparseable --mountinfo, an unknown finding ID for explain. compose --write writes nothing then."},
+	{exitUnsafe, "unsafe: an error-level finding; convert: refused (a writer, an unverified probe, Litestream, WAL frames that would be lost)",
+		"run --on-unsafe fail exits 3 before it execs the application. A refused convert changed nothing: its report names each reason (see the refusals in the findings reference)."},
+	{exitWarn, "warnings only", "Only with --fail-on warn (the default of check; compose and kube take --fail-on warn to exit 4)."},
+	{exitCannotExec, "run: CMD is not executable", ""},
+	{exitNotFound, "run: CMD not found", ""},
+	{exitSignal + 2, "interrupted by SIGINT (128 + 2): what the command made is removed; convert: the database is as it was, or converted (see its report)",
+		"Every command stops what it is doing and removes what it made (check --deep's private copies; run does not start CMD); migrate leaves the source untouched and the destination marked incomplete. A second signal ends the process at once."},
+	{exitSignal + 15, "interrupted by SIGTERM (128 + 15), the same", "docker stop sends SIGTERM."},
+}
+
+// exitHelpWidth is the width --help's exit-code block wraps at (its
+// meanings a little inside helpWidth).
+const exitHelpWidth = 76
+
+// exitCodesHelp is exitTable as --help prints it: the code, then its
+// meaning wrapped under itself.
+func exitCodesHelp() string {
+	var b strings.Builder
+	for _, e := range exitTable {
+		fmt.Fprintf(&b, "    %-4d %s\n", e.code, wrap(e.meaning, 9, exitHelpWidth))
+	}
+	return b.String()
+}
 
 // signalCode is exitSignal plus the number of the signal that ended ctx
 // (its cause is a *signalled), and whether one did.

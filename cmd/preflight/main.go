@@ -74,6 +74,7 @@ var commands = []command{
 	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }},
 	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }},
 	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }},
+	{"explain", "Print what a finding ID means, its remedy and its page on the docs site.", func() runner { return &ExplainCmd{} }},
 }
 
 // runCommand is `run`: when it is the first argument the tree holds it
@@ -90,27 +91,14 @@ func hidden(name string) bool {
 // notBuilt prefixes the help of a hidden command.
 const notBuilt = "Not in this build (-tags nocompose, the image's binary): "
 
-const description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
+var description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
 locks and shared memory, which bind mounts across a VM boundary (Docker Desktop,
 OrbStack, Podman machine, Colima, Lima, WSL2) and network or FUSE filesystems do
 not give.
 
 Exit codes:
 
-    0    ok (or only findings below --fail-on)
-    1    could not run (internal error, or the command needs Linux);
-         convert: a conversion failed
-    2    bad usage or bad input; compose --write: a compose file another
-         user could redirect
-    3    unsafe: an error-level finding; convert: refused (a writer, an
-         unverified probe, Litestream, WAL frames that would be lost)
-    4    warnings only
-    126  run: CMD is not executable
-    127  run: CMD not found
-    130  interrupted by SIGINT (128 + 2): what the command made is removed;
-         convert: the database is as it was, or converted (see its report)
-    143  interrupted by SIGTERM (128 + 15), the same
-
+` + exitCodesHelp() + `
 After 'preflight run' execs CMD, the exit code is the application's.`
 
 func main() {

@@ -13,6 +13,7 @@ import (
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // SARIF output (--format sarif): one SARIF 2.1.0 log with one run.
@@ -34,7 +35,8 @@ import (
 // srcRoot is the uriBaseId of paths relative to the working directory.
 const srcRoot = "SRCROOT"
 
-// sarifURL is where the rules are documented.
+// sarifURL is the tool's home; each rule's helpUri is its anchor on the
+// docs site (rules.FindingURL).
 const sarifURL = "https://github.com/preflight-sqlite/preflight"
 
 // renderSARIF writes r as a SARIF 2.1.0 log to w.
@@ -54,7 +56,7 @@ func renderSARIF(w io.Writer, r *preflight.Report) error {
 			WithShortDescription(sarif.NewMultiformatMessageString(firstSentence(rl.Doc))).
 			WithFullDescription(sarif.NewMultiformatMessageString(rl.Doc)).
 			WithTextHelp(rl.Doc).
-			WithHelpURI(sarifURL + "#findings").
+			WithHelpURI(rules.FindingURL(rl.ID)).
 			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(rl.Level)))
 	}
 	root, _ := os.Getwd()

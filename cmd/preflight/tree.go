@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,9 +26,10 @@ const helpWidth = 80
 func newRoot(g *Globals, tree []command) *cobra.Command {
 	global := &cmdSpec{}
 	readSpec(reflect.ValueOf(g), global)
-	root := &cobra.Command{Use: "preflight", Args: cobra.ArbitraryArgs, SilenceErrors: true, SilenceUsage: true}
-	root.CompletionOptions.DisableDefaultCmd = true
-	root.SetHelpCommand(&cobra.Command{Use: "no-help-command", Hidden: true})
+	root := &cobra.Command{Use: "preflight", Short: "Keep SQLite databases safe inside containers.", Long: description,
+		Args: cobra.ArbitraryArgs, SilenceErrors: true, SilenceUsage: true}
+	// cobra's own help [COMMAND] and completion bash|zsh|fish|powershell
+	// commands; help prints through the help function below.
 	specs := map[*cobra.Command]*cmdSpec{root: {}}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		err = flagError(c, err)
@@ -57,7 +59,11 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 		if hidden(cm.name) {
 			help = notBuilt + help
 		}
-		c := &cobra.Command{Use: cm.name, Short: help, Hidden: hidden(cm.name), Args: cobra.ArbitraryArgs}
+		use := cm.name
+		for _, a := range spec.args {
+			use += " " + argUsage(a)
+		}
+		c := &cobra.Command{Use: use, Short: help, Hidden: hidden(cm.name), Args: cobra.ArbitraryArgs}
 		for _, fs := range spec.flags {
 			fs.register(c.Flags())
 		}
@@ -89,6 +95,19 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
 		writeHelp(c.OutOrStdout(), c, global, specs[c])
 	})
+	// cobra's help command prints the root's help for a topic it does not
+	// know, and exits 0: that is a usage error here.
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Args = func(_ *cobra.Command, args []string) error {
+				if _, rest, err := root.Find(args); err != nil || len(rest) > 0 {
+					return fmt.Errorf("unknown help topic %q", strings.Join(args, " "))
+				}
+				return nil
+			}
+		}
+	}
 	return root
 }
 
@@ -128,7 +147,7 @@ func writeHelp(w io.Writer, c *cobra.Command, global, spec *cmdSpec) {
 	if !c.HasParent() {
 		rows = nil
 		for _, sub := range c.Commands() {
-			if !sub.Hidden && sub.Name() != "no-help-command" {
+			if !sub.Hidden {
 				rows = append(rows, [2]string{sub.Name(), sub.Short})
 			}
 		}
@@ -140,7 +159,8 @@ func writeHelp(w io.Writer, c *cobra.Command, global, spec *cmdSpec) {
 	io.WriteString(w, b.String())
 }
 
-// declarationOrder sorts rows by the order of commands.
+// declarationOrder sorts rows by the order of commands, then cobra's own
+// (help, completion).
 func declarationOrder(rows [][2]string) [][2]string {
 	var out [][2]string
 	for _, cm := range commands {
@@ -148,6 +168,11 @@ func declarationOrder(rows [][2]string) [][2]string {
 			if r[0] == cm.name {
 				out = append(out, r)
 			}
+		}
+	}
+	for _, r := range rows {
+		if !slices.ContainsFunc(commands, func(c command) bool { return c.name == r[0] }) {
+			out = append(out, r)
 		}
 	}
 	return out
