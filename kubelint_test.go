@@ -27,6 +27,7 @@ type kubeCase struct {
 var (
 	kubePublic = filepath.Join("manifest", "testdata", "public")
 	kubeHand   = filepath.Join("manifest", "testdata", "handwritten")
+	kubeHome   = filepath.Join("manifest", "testdata", "homelab")
 )
 
 // kubeCases are the real public manifests (manifest/testdata/public, with
@@ -60,6 +61,9 @@ var kubeCases = []kubeCase{
 		"warn shared-sqlite-claim media/deployment/radarr",
 		"warn replicas-on-sqlite-claim media/cronjob/radarr-export",
 		"warn cronjob-overlap-on-sqlite-claim media/cronjob/radarr-export",
+	}, preflight.VerdictWarn},
+	{"pi-hole with dnsPolicy twice: the last is read, a warning", []string{filepath.Join(kubeHome, "pihole-dnspolicy-twice.yaml")}, nil, []string{
+		"warn duplicate-manifest-key pihole/deployment/pihole",
 	}, preflight.VerdictWarn},
 	{"statefulset RWX CephFS template, a List", []string{filepath.Join(kubeHand, "statefulset-cephfs.yaml")}, nil, []string{
 		"warn rwx-on-network-class git/statefulset/gitea",

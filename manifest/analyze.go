@@ -35,7 +35,10 @@ type Analysis struct {
 	Mounts    []Mount    `json:"mounts"`
 	// DataClaimsUnused lists --data-claim values that no workload mounts.
 	DataClaimsUnused []string `json:"data_claims_unused,omitempty"`
-	objects          []Object
+	// DuplicateKeys are the keys written twice in one mapping of an
+	// object, of which the last was read (Object.Duplicates).
+	DuplicateKeys []DuplicateKey `json:"duplicate_keys,omitempty"`
+	objects       []Object
 }
 
 // Workload kinds read from the input.
@@ -81,13 +84,7 @@ type Workload struct {
 
 // Key names the workload as kubectl does (deployment/NAME), after its
 // namespace when it has one: "admin-tools/deployment/uptime-kuma".
-func (w *Workload) Key() string {
-	k := strings.ToLower(w.Kind) + "/" + w.Name
-	if w.Namespace != "" {
-		k = w.Namespace + "/" + k
-	}
-	return k
-}
+func (w *Workload) Key() string { return objectKey(w.Kind, w.Name, w.Namespace) }
 
 // Claim is a PersistentVolumeClaim the input declares, a workload
 // mounts, or a StatefulSet's volumeClaimTemplate (one claim per replica,
@@ -178,6 +175,7 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 	a := &Analysis{Files: files, Objects: len(objs), Workloads: []Workload{}, Claims: []Claim{}, Mounts: []Mount{}, objects: objs}
 	st := &store{pvs: map[string]*kubeapi.PersistentVolume{}, classes: map[string]*kubeapi.StorageClass{}}
 	for i := range objs {
+		a.DuplicateKeys = append(a.DuplicateKeys, objs[i].Duplicates...)
 		if err := st.add(a, i); err != nil {
 			return nil, err
 		}

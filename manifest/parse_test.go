@@ -118,3 +118,43 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseDuplicateKeys: a key written twice in one mapping keeps its
+// last value, as kubectl does, and is reported where it was written;
+// keys of the same name in different mappings, and of a List's items,
+// are each their own object's.
+func TestParseDuplicateKeys(t *testing.T) {
+	objs, err := manifest.Parse(mustOpen(t, filepath.Join("testdata", "homelab", "pihole-dnspolicy-twice.yaml")), "pihole.yaml")
+	if err != nil {
+		t.Fatalf("Parse(pihole-dnspolicy-twice.yaml): %v", err)
+	}
+	if len(objs) != 2 {
+		t.Fatalf("Parse(pihole-dnspolicy-twice.yaml) = %d objects, want 2", len(objs))
+	}
+	want := []manifest.DuplicateKey{{Object: "pihole/deployment/pihole", At: manifest.Location{File: "pihole.yaml", Line: 53},
+		Key: "dnsPolicy", Path: "spec.template.spec", Dropped: []int{37}}}
+	if d := cmp.Diff(want, objs[1].Duplicates); d != "" || objs[0].Duplicates != nil {
+		t.Errorf("Parse duplicates (-want +got):\n%s (claim: %v)", d, objs[0].Duplicates)
+	}
+	if !strings.Contains(string(objs[1].JSON), `"dnsPolicy":"None"`) || strings.Contains(string(objs[1].JSON), "ClusterFirstWithHostNet") {
+		t.Errorf("Parse kept %s, want the last dnsPolicy (None) only", objs[1].JSON)
+	}
+	list := "apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: a}\n  spec: {restartPolicy: Never, restartPolicy: Always}\n- kind: Pod\n  metadata: {name: b, name: c}\n"
+	objs, err = manifest.Parse(strings.NewReader(list), "list.yaml")
+	if err != nil {
+		t.Fatalf("Parse(list): %v", err)
+	}
+	if len(objs) != 2 || len(objs[0].Duplicates) != 1 || objs[0].Duplicates[0].Key != "restartPolicy" || len(objs[1].Duplicates) != 1 || objs[1].Name != "c" || objs[1].Duplicates[0].Object != "pod/c" {
+		t.Errorf("Parse(list) = %+v, want a's restartPolicy and b's name, each on its own item (the second named c)", objs)
+	}
+}
+
+func mustOpen(t *testing.T, name string) *os.File {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}

@@ -20,6 +20,21 @@ import (
 // a JSON merge patch fixes it, carries that patch (kubePatches).
 var manifestRules = []rule{
 	{
+		Rule: Rule{DuplicateManifestKey, LevelWarn, "kube: a key is written twice in one mapping of a manifest (the YAML decoder refuses that; kubectl keeps the last value, and warns under strict field validation): the last value was read, the earlier ones were dropped"}, scope: ScopeManifestKey,
+		match: func(s subject) (string, Level, bool) {
+			d := s.kd
+			where := "at the top"
+			if d.Path != "" {
+				where = "in " + d.Path
+			}
+			return fmt.Sprintf("%s line %d: key %q of %s is written %d times %s (earlier at line %s): the value at line %d was read, as kubectl reads it, and the earlier ones were dropped",
+				d.At.File, d.At.Line, d.Key, d.Object, len(d.Dropped)+1, where, kubeLines(d.Dropped), d.At.Line), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{fmt.Sprintf("Keep one %q in %s: delete the lines the cluster ignores, or move the value meant to count to the last one.", s.kd.Key, s.kd.At.File)}
+		},
+	},
+	{
 		Rule: Rule{RollingUpdateOnSQLiteClaim, LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
@@ -162,10 +177,16 @@ var kubePatches = map[ID]func(s subject) *report.KubePatch{
 	},
 }
 
-// evaluateManifests runs the kube rules over every mount of r.Manifests, in table
-// order per mount, attaching each finding's patch.
+// evaluateManifests runs the manifest key rules over every duplicate key
+// of r.Manifests, then the kube rules over every mount, in table order per
+// mount, attaching each finding's patch.
 func evaluateManifests(r *Report, base subject) []Finding {
 	var out []Finding
+	for i := range r.Manifests.DuplicateKeys {
+		s := base
+		s.kd = &r.Manifests.DuplicateKeys[i]
+		out = appendScope(out, ScopeManifestKey, s)
+	}
 	for i := range r.Manifests.Mounts {
 		for _, rl := range table {
 			if rl.scope != ScopeManifest {
@@ -181,6 +202,18 @@ func evaluateManifests(r *Report, base subject) []Finding {
 		}
 	}
 	return out
+}
+
+// kubeLines lists line numbers: "12", "12 and 15", "12, 15 and 19".
+func kubeLines(ls []int) string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, fmt.Sprint(l))
+	}
+	if len(out) < 2 {
+		return strings.Join(out, "")
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 func kubeWorkload(s subject) *manifest.Workload { return &s.r.Manifests.Workloads[s.km.Workload] }
