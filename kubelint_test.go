@@ -65,6 +65,14 @@ var kubeCases = []kubeCase{
 	{"pi-hole with dnsPolicy twice: the last is read, a warning", []string{filepath.Join(kubeHome, "pihole-dnspolicy-twice.yaml")}, nil, []string{
 		"warn duplicate-manifest-key pihole/deployment/pihole",
 	}, preflight.VerdictWarn},
+	{"vaultwarden, memos, linkding on one NFS claim by subPath: not one database", []string{filepath.Join(kubeHome, "nfs-apps-by-subpath.yaml")}, nil, []string{
+		"error rwx-on-network-class apps/deployment/linkding",
+	}, preflight.VerdictUnsafe},
+	{"sonarr and radarr configs by subPath of one claim", []string{filepath.Join(kubeHome, "arr-config-subpaths.yaml")}, nil, nil, preflight.VerdictOK},
+	{"sonarr and radarr configs, with a subPathExpr and a root mount beside them", []string{filepath.Join(kubeHome, "arr-config-subpaths.yaml"), filepath.Join(kubeHome, "arr-config-overlap.yaml")}, nil, []string{
+		"warn shared-sqlite-claim media/deployment/sonarr",
+		"warn shared-sqlite-claim media/deployment/radarr",
+	}, preflight.VerdictWarn},
 	{"statefulset RWX CephFS template, a List", []string{filepath.Join(kubeHand, "statefulset-cephfs.yaml")}, nil, []string{
 		"warn rwx-on-network-class git/statefulset/gitea",
 	}, preflight.VerdictWarn},

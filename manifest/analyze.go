@@ -145,6 +145,9 @@ type Mount struct {
 	// Containers mount it at Paths (one entry per container mount).
 	Containers []string `json:"containers"`
 	Paths      []string `json:"paths"`
+	// Uses are the container mounts, one per Paths entry: where in the
+	// volume each reaches and whether it writes or holds the data.
+	Uses []Use `json:"uses"`
 	// ReadOnly is set when every container mount, or the claim source, is
 	// read-only.
 	ReadOnly bool `json:"read_only,omitempty"`
@@ -156,6 +159,54 @@ type Mount struct {
 	SQLite bool   `json:"sqlite"`
 	App    string `json:"app,omitempty"`
 	Why    string `json:"why,omitempty"`
+}
+
+// Use is one container mount of a workload volume.
+type Use struct {
+	Container string `json:"container"`
+	Path      string `json:"path"`
+	// SubPath is the directory inside the volume that is mounted
+	// (subPath, or subPathExpr as written); "" for the volume's root.
+	// SubPathUnknown says it is a subPathExpr with $(VAR) references,
+	// which the kubelet expands from the environment: any directory.
+	SubPath        string `json:"sub_path,omitempty"`
+	SubPathUnknown bool   `json:"sub_path_unknown,omitempty"`
+	ReadOnly       bool   `json:"read_only,omitempty"`
+	// Data is set when this mount reaches the SQLite data (the
+	// application's data directory, a --data-claim, or the part of a
+	// claim another workload keeps its data in).
+	Data bool `json:"data,omitempty"`
+}
+
+// Overlaps reports whether two container mounts of one volume may reach
+// the same files: one's subPath equal to or inside the other's (by path
+// components), either at the volume's root, or either unknown.
+func (u Use) Overlaps(v Use) bool {
+	if u.SubPathUnknown || v.SubPathUnknown {
+		return true
+	}
+	a, b := subDir(u.SubPath), subDir(v.SubPath)
+	return a == "" || b == "" || a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
+// subDir is a subPath as a clean relative path, "" for the root.
+func subDir(p string) string {
+	p = strings.Trim(path.Clean("/"+p), "/")
+	return p
+}
+
+// SharesData reports whether mount j (of the same volume or claim) may
+// write the SQLite data that mount i holds: a read-write use of j
+// overlaps a data use of i.
+func (a *Analysis) SharesData(i, j int) bool {
+	for _, u := range a.Mounts[i].Uses {
+		for _, v := range a.Mounts[j].Uses {
+			if u.Data && !v.ReadOnly && u.Overlaps(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Object returns the input object at index i (Workload.Object,

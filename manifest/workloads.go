@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/internal/kubeapi"
@@ -135,20 +136,33 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 				m.Containers = append(m.Containers, c.Name)
 				m.Paths = append(m.Paths, vm.MountPath)
 				m.ReadOnly = m.ReadOnly && vm.ReadOnly
-				if app, why := a.catalogued(opts, c, vm); app != "" && m.App == "" {
+				u := Use{Container: c.Name, Path: vm.MountPath, SubPath: vm.SubPath, ReadOnly: vm.ReadOnly}
+				if vm.SubPathExpr != "" {
+					u.SubPath, u.SubPathUnknown = vm.SubPathExpr, strings.Contains(vm.SubPathExpr, "$(")
+				}
+				app, why := a.catalogued(opts, c, vm)
+				u.Data = app != ""
+				if app != "" && m.App == "" {
 					m.App, m.Why = app, why
 				}
+				m.Uses = append(m.Uses, u)
 			}
 		}
 		if len(m.Containers) == 0 {
 			continue
 		}
 		a.source(st, w, &m, &v)
+		for i := range m.Uses {
+			m.Uses[i].ReadOnly = m.Uses[i].ReadOnly || m.ReadOnly
+		}
 		m.SQLite = m.App != ""
 		if m.Claim >= 0 {
 			for _, dc := range opts.DataClaims {
 				if claimNamed(&a.Claims[m.Claim], dc) && !m.SQLite {
 					m.SQLite, m.Why = true, "--data-claim "+dc
+					for i := range m.Uses {
+						m.Uses[i].Data = true
+					}
 				}
 			}
 		}

@@ -138,7 +138,7 @@ var manifestRules = []rule{
 		Rule: Rule{SharedSQLiteClaim, LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
-			if !kubeWriter(s) || c == nil || c.Template != "" || !kubeFirstOfClaim(s) {
+			if !kubeWriter(s) || c == nil || c.Template != "" || !kubeFirstOfData(s) {
 				return "", "", false
 			}
 			others := kubeOtherWriters(s)
@@ -305,16 +305,44 @@ func kubeFirstOfClaim(s subject) bool {
 	return false
 }
 
+// kubeIndex is the subject's index in r.Manifests.Mounts.
+func kubeIndex(s subject) int {
+	for i := range s.r.Manifests.Mounts {
+		if &s.r.Manifests.Mounts[i] == s.km {
+			return i
+		}
+	}
+	return -1
+}
+
+// kubeFirstOfData reports whether no earlier writer mount of the
+// subject's claim, of another workload, shares SQLite data with it (one
+// reaching where the other keeps it): shared-sqlite-claim is reported
+// once per group of workloads that write one database, at its first.
+func kubeFirstOfData(s subject) bool {
+	a, me := s.r.Manifests, kubeIndex(s)
+	for j := 0; j < me; j++ {
+		m := &a.Mounts[j]
+		if m.Claim == s.km.Claim && m.Workload != s.km.Workload && kubeWriter(subject{km: m}) && (a.SharesData(j, me) || a.SharesData(me, j)) {
+			return false
+		}
+	}
+	return true
+}
+
 // kubeOtherWriters names the other workloads that mount the subject's
-// claim read-write.
+// claim read-write where it holds the subject's SQLite data (by subPath:
+// subPath sonarr/config and radarr/config of one claim are two
+// directories, not one database).
 func kubeOtherWriters(s subject) []string {
 	var out []string
-	for i := range s.r.Manifests.Mounts {
-		m := &s.r.Manifests.Mounts[i]
-		if m.Claim != s.km.Claim || m.ReadOnly || m.Workload == s.km.Workload {
+	a, me := s.r.Manifests, kubeIndex(s)
+	for j := range a.Mounts {
+		m := &a.Mounts[j]
+		if m.Claim != s.km.Claim || m.ReadOnly || m.Workload == s.km.Workload || !a.SharesData(me, j) {
 			continue
 		}
-		if k := s.r.Manifests.Workloads[m.Workload].Key(); !slices.Contains(out, k) {
+		if k := a.Workloads[m.Workload].Key(); !slices.Contains(out, k) {
 			out = append(out, k)
 		}
 	}

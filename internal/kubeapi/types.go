@@ -108,12 +108,14 @@ type Container struct {
 }
 
 // VolumeMount mounts the pod volume Name at MountPath (SubPath inside the
-// volume when set).
+// volume when set; SubPathExpr is one with $(VAR) references to the
+// container's environment, which the kubelet expands).
 type VolumeMount struct {
-	Name      string `json:"name"`
-	MountPath string `json:"mountPath"`
-	ReadOnly  bool   `json:"readOnly,omitempty"`
-	SubPath   string `json:"subPath,omitempty"`
+	Name        string `json:"name"`
+	MountPath   string `json:"mountPath"`
+	ReadOnly    bool   `json:"readOnly,omitempty"`
+	SubPath     string `json:"subPath,omitempty"`
+	SubPathExpr string `json:"subPathExpr,omitempty"`
 }
 
 // Volume is a pod volume; exactly one source is set.
