@@ -73,6 +73,10 @@ var kubeCases = []kubeCase{
 		"warn shared-sqlite-claim media/deployment/sonarr",
 		"warn shared-sqlite-claim media/deployment/radarr",
 	}, preflight.VerdictWarn},
+	{"vaultwarden and a backup CronJob of a plain image running sqlite3", []string{filepath.Join(kubeHome, "vaultwarden-backup-cronjob.yaml")}, nil, []string{
+		"warn shared-sqlite-claim vaultwarden/deployment/vaultwarden",
+		"warn cronjob-overlap-on-sqlite-claim vaultwarden/cronjob/vaultwarden-backup",
+	}, preflight.VerdictWarn},
 	{"statefulset RWX CephFS template, a List", []string{filepath.Join(kubeHand, "statefulset-cephfs.yaml")}, nil, []string{
 		"warn rwx-on-network-class git/statefulset/gitea",
 	}, preflight.VerdictWarn},

@@ -69,6 +69,9 @@ type Workload struct {
 	// absent, the API default), a StatefulSet's updateStrategy.type, or a
 	// CronJob's concurrencyPolicy ("Allow" when absent).
 	Strategy string `json:"strategy,omitempty"`
+	// StrategyDefault is set when Strategy is the API's default because
+	// the field is absent.
+	StrategyDefault bool `json:"strategy_default,omitempty"`
 	// Surge is set when an update starts a new pod while an old one still
 	// runs: a Deployment's RollingUpdate with maxSurge above 0 (absent
 	// means 25%, which rounds up to one pod).
@@ -237,6 +240,7 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 	for _, w := range st.templates {
 		a.addMounts(st, w.index, w.spec, opts)
 	}
+	a.claimData()
 	for _, c := range opts.DataClaims {
 		used := false
 		for _, m := range a.Mounts {
@@ -247,6 +251,42 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 		}
 	}
 	return a, nil
+}
+
+// claimData marks as holding SQLite data every read-write mount of a
+// claim that reaches where another workload keeps its SQLite data on it
+// (SharesData): a backup CronJob of a plain image (alpine running
+// sqlite3) on the application's claim is a writer of that database too.
+// Only mounts known by themselves (the catalogue, --data-claim) are
+// sources, so the mark does not spread from one reader's root mount to
+// every other directory of the claim. A StatefulSet's template claims are
+// its own pods'.
+func (a *Analysis) claimData() {
+	known := make([]bool, len(a.Mounts))
+	for i := range a.Mounts {
+		known[i] = a.Mounts[i].SQLite
+	}
+	for j := range a.Mounts {
+		m := &a.Mounts[j]
+		if known[j] || m.ReadOnly || m.Claim < 0 || m.Source != "claim" {
+			continue
+		}
+		for i := range a.Mounts {
+			src := &a.Mounts[i]
+			if !known[i] || src.Claim != m.Claim || src.Workload == m.Workload || !a.SharesData(i, j) {
+				continue
+			}
+			for k := range m.Uses {
+				for _, u := range src.Uses {
+					m.Uses[k].Data = m.Uses[k].Data || u.Data && !m.Uses[k].ReadOnly && u.Overlaps(m.Uses[k])
+				}
+			}
+			if !m.SQLite {
+				m.SQLite, m.App = true, src.App
+				m.Why = fmt.Sprintf("claim %s holds the SQLite data of %s (%s), and this mount reaches it", a.Claims[m.Claim].Key(), a.Workloads[src.Workload].Key(), src.Why)
+			}
+		}
+	}
 }
 
 // store holds what Analyze collects before it resolves claims.

@@ -101,7 +101,7 @@ func cronJob(w *Workload, j *kubeapi.CronJob) {
 	w.Replicas = kubeapi.ReplicaCount(j.Spec.JobTemplate.Spec.Parallelism)
 	w.Strategy = j.Spec.ConcurrencyPolicy
 	if w.Strategy == "" {
-		w.Strategy = "Allow"
+		w.Strategy, w.StrategyDefault = "Allow", true
 	}
 	w.Overlap = w.Strategy == "Allow"
 }

@@ -81,8 +81,12 @@ var manifestRules = []rule{
 			if !kubeWriter(s) || w.Kind != manifest.KindCronJob || !w.Overlap || !kubeShared(s.km) {
 				return "", "", false
 			}
+			policy := w.Strategy
+			if w.StrategyDefault {
+				policy += " (the default: the field is absent)"
+			}
 			return fmt.Sprintf("%s has concurrencyPolicy %s and mounts %s (%s): a run still going when the next is due is joined by it, two writers of one database, and on a shared network volume %s",
-				w.Key(), w.Strategy, kubeVolumeWhat(s), s.km.Why, kubeTwoKernels(s)), kubeLevel(s), true
+				w.Key(), policy, kubeVolumeWhat(s), s.km.Why, kubeTwoKernels(s)), kubeLevel(s), true
 		},
 		remedy: func(s subject) []string {
 			return []string{
