@@ -35,7 +35,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{RollingUpdateOnSQLiteClaim, LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem)"}, scope: ScopeManifest,
+		Rule: Rule{RollingUpdateOnSQLiteClaim, LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem, and on a ReadWriteMany claim of any class)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.Kind != manifest.KindDeployment || !w.Surge || !kubeShared(s.km) {
@@ -55,7 +55,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{ReplicasOnSQLiteClaim, LevelWarn, "kube: a Deployment, StatefulSet, ReplicaSet or Job runs more than one pod (replicas or parallelism above 1) on one volume that holds SQLite data (error on a network filesystem)"}, scope: ScopeManifest,
+		Rule: Rule{ReplicasOnSQLiteClaim, LevelWarn, "kube: a Deployment, StatefulSet, ReplicaSet or Job runs more than one pod (replicas or parallelism above 1) on one volume that holds SQLite data (error on a network filesystem, and on a ReadWriteMany claim of any class)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.PerNode || w.Kind == manifest.KindPod || w.Replicas <= 1 || !kubeShared(s.km) {
@@ -75,7 +75,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{CronjobOverlapOnSQLiteClaim, LevelWarn, "kube: a CronJob whose runs may overlap (concurrencyPolicy Allow, the default) mounts a shared volume that holds SQLite data: a run that outlasts its interval has the next one start beside it (error on a network filesystem)"}, scope: ScopeManifest,
+		Rule: Rule{CronjobOverlapOnSQLiteClaim, LevelWarn, "kube: a CronJob whose runs may overlap (concurrencyPolicy Allow, the default) mounts a shared volume that holds SQLite data: a run that outlasts its interval has the next one start beside it (error on a network filesystem, and on a ReadWriteMany claim of any class)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.Kind != manifest.KindCronJob || !w.Overlap || !kubeShared(s.km) {
@@ -139,7 +139,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{SharedSQLiteClaim, LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem)"}, scope: ScopeManifest,
+		Rule: Rule{SharedSQLiteClaim, LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem, and on a ReadWriteMany claim of any class)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || c.Template != "" || !kubeFirstOfData(s) {
@@ -252,13 +252,22 @@ func manifestClass(s subject) mounts.Class {
 	return s.km.Storage.Class
 }
 
-// kubeLevel is error when the mount's storage is a network (or other
-// WAL-unsafe) filesystem, else the rule's level.
+// kubeLevel is error when several writers of the mount's storage corrupt
+// the database (policy.WritersCorrupt: a network or other WAL-unsafe
+// filesystem, or a ReadWriteMany claim of any class), else the rule's
+// level.
 func kubeLevel(s subject) Level {
-	if policy.WALUnsafe(manifestClass(s)) {
+	if policy.WritersCorrupt(manifestClass(s), kubeManyNodes(s)) {
 		return LevelError
 	}
 	return ""
+}
+
+// kubeManyNodes reports whether the mount's claim lets several nodes
+// mount it read-write (ReadWriteMany).
+func kubeManyNodes(s subject) bool {
+	c := kubeClaim(s)
+	return c != nil && slices.Contains(c.AccessModes, kubeapi.ReadWriteMany)
 }
 
 // kubeTwoKernels says what the mount's storage makes of two writers.
@@ -266,6 +275,8 @@ func kubeTwoKernels(s subject) string {
 	switch c := manifestClass(s); {
 	case policy.WALUnsafe(c):
 		return "(this one: " + string(c) + ") pods on two nodes are two kernels whose locks never meet, which corrupts a WAL database"
+	case kubeManyNodes(s):
+		return "(this one is a ReadWriteMany claim, which several nodes mount read-write: shared storage, whatever its class) pods on two nodes are two kernels whose locks never meet, which corrupts the database"
 	case c == mounts.ClassUnknown:
 		return "(this one's storage is unknown here) pods on two nodes are two kernels whose locks never meet, which corrupts a WAL database"
 	}
