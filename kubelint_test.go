@@ -82,6 +82,11 @@ var kubeCases = []kubeCase{
 		"error replicas-on-sqlite-claim monitoring/deployment/uptime-kuma",
 		"warn rwx-on-network-class monitoring/deployment/uptime-kuma",
 	}, preflight.VerdictUnsafe},
+	{"homebox on PostgreSQL by a Secret it loads with envFrom", []string{filepath.Join(kubeHome, "homebox.yaml"), filepath.Join(kubeHome, "homebox-secret.yaml")}, nil, nil, preflight.VerdictOK},
+	{"homebox without its Secret in the input: possibly SQLite", []string{filepath.Join(kubeHome, "homebox.yaml")}, nil, []string{
+		"warn rolling-update-on-sqlite-claim homebox/deployment/homebox",
+	}, preflight.VerdictWarn},
+	{"gitea kustomize output on PostgreSQL by a generated ConfigMap", []string{filepath.Join(kubeHome, "gitea-kustomize.yaml")}, nil, nil, preflight.VerdictOK},
 	{"statefulset RWX CephFS template, a List", []string{filepath.Join(kubeHand, "statefulset-cephfs.yaml")}, nil, []string{
 		"warn rwx-on-network-class git/statefulset/gitea",
 	}, preflight.VerdictWarn},
@@ -158,7 +163,9 @@ func TestKubePatchesFix(t *testing.T) {
 				if f2.ID == f.ID && f2.Path == f.Path {
 					t.Errorf("%s: after the patch %s to %s %s, %s is still reported: %s", c.name, p.Merge, p.Kind, p.Name, f.ID, f2.Message)
 				}
-				if !slices.ContainsFunc(r.Findings, func(f preflight.Finding) bool { return f.ID == f2.ID && f.Path == f2.Path && f2.Level.Rank() <= f.Level.Rank() }) { // a level the patch lowered is not new
+				if !slices.ContainsFunc(r.Findings, func(f preflight.Finding) bool {
+					return f.ID == f2.ID && f.Path == f2.Path && f2.Level.Rank() <= f.Level.Rank()
+				}) { // a level the patch lowered is not new
 					t.Errorf("%s: the patch %s brought a new finding %s %s", c.name, p.Merge, f2.ID, f2.Path)
 				}
 			}

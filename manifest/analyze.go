@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -162,6 +163,12 @@ type Mount struct {
 	SQLite bool   `json:"sqlite"`
 	App    string `json:"app,omitempty"`
 	Why    string `json:"why,omitempty"`
+	// OtherEngine says why a catalogued application's data directory
+	// holds no SQLite data: the environment setting that moves it to
+	// another database engine, and where it was read ("homebox uses
+	// another database engine: HBOX_DATABASE_DRIVER=postgres (Secret
+	// homebox-env, by envFrom)").
+	OtherEngine string `json:"other_engine,omitempty"`
 }
 
 // Use is one container mount of a workload volume.
@@ -291,6 +298,9 @@ func (a *Analysis) claimData() {
 
 // store holds what Analyze collects before it resolves claims.
 type store struct {
+	// envs are the ConfigMaps' and Secrets' keys and values, for
+	// containers' envFrom.
+	envs      []envSource
 	pvs       map[string]*kubeapi.PersistentVolume
 	classes   map[string]*kubeapi.StorageClass
 	pvList    []*kubeapi.PersistentVolume
@@ -332,6 +342,23 @@ func (st *store) add(a *Analysis, i int) error {
 		if sc.Metadata.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
 			st.defaults = append(st.defaults, sc.Metadata.Name)
 		}
+	case "ConfigMap":
+		cm, err := decode[kubeapi.ConfigMap](o)
+		if err != nil {
+			return nil // a ConfigMap we cannot read is one not in the input: its values are unknown
+		}
+		st.envs = append(st.envs, envSource{kind: o.Kind, name: o.Name, ns: o.Namespace, values: cm.Data})
+	case "Secret":
+		sec, err := decode[kubeapi.Secret](o)
+		if err != nil {
+			return nil // data that is not base64: unknown, as a Secret not in the input
+		}
+		vals := map[string]string{}
+		for k, v := range sec.Data {
+			vals[k] = string(v)
+		}
+		maps.Copy(vals, sec.StringData)
+		st.envs = append(st.envs, envSource{kind: o.Kind, name: o.Name, ns: o.Namespace, values: vals})
 	case "PersistentVolumeClaim":
 		pvc, err := decode[kubeapi.PersistentVolumeClaim](o)
 		if err != nil {

@@ -47,6 +47,7 @@ func TestKubeExitCodes(t *testing.T) {
 		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "pihole-dnspolicy-twice.yaml")}, exitOK, "WARN duplicate-manifest-key: " + filepath.Join(kubeTestdata, "homelab", "pihole-dnspolicy-twice.yaml") + ` line 53: key "dnsPolicy" of pihole/deployment/pihole is written 2 times in spec.template.spec (earlier at line 37): the value at line 53 was read`},
 		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "vaultwarden-backup-cronjob.yaml")}, exitOK, "WARN cronjob-overlap-on-sqlite-claim: vaultwarden/cronjob/vaultwarden-backup has concurrencyPolicy Allow (the default: the field is absent) and mounts claim vaultwarden/vaultwarden-data"},
 		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "uptime-kuma-helm-rwx.yaml")}, exitUnsafe, "ERROR replicas-on-sqlite-claim: monitoring/deployment/uptime-kuma runs replicas: 2"},
+		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "homebox.yaml"), "-f", filepath.Join(kubeTestdata, "homelab", "homebox-secret.yaml"), "--fail-on", "warn"}, exitOK, "not SQLite:\n  homebox/deployment/homebox volume data: homebox uses another database engine: HBOX_DATABASE_DRIVER=postgres (Secret homebox-env, by envFrom)\n"},
 		{[]string{"-f", bad}, exitUsage, ""},
 		{[]string{"-f", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, ""},
 		{[]string{}, exitUsage, ""},
