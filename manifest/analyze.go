@@ -445,6 +445,18 @@ func dataDirHeld(p, dir string) bool {
 	return p == dir || strings.HasPrefix(dir, strings.TrimSuffix(p, "/")+"/") || strings.HasPrefix(p, dir+"/")
 }
 
+// ObjectAt is where the input object named key ("NAMESPACE/KIND/NAME",
+// as Workload.Key and DuplicateKey.Object name objects) starts; false
+// when no object is so named.
+func (a *Analysis) ObjectAt(key string) (Location, bool) {
+	for i := range a.objects {
+		if o := &a.objects[i]; objectKey(o.Kind, o.Name, o.Namespace) == key {
+			return o.At, true
+		}
+	}
+	return Location{}, false
+}
+
 // ObjectsIn counts the input objects read from file.
 func (a *Analysis) ObjectsIn(file string) int {
 	n := 0
