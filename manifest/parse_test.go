@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,19 +101,26 @@ func TestParseTooLarge(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "*", "*", "*.y*ml"))
 	hand, _ := filepath.Glob(filepath.Join("testdata", "handwritten", "*.yaml"))
-	for _, p := range append(seeds, hand...) {
+	home, _ := filepath.Glob(filepath.Join("testdata", "homelab", "*.yaml"))
+	for _, p := range slices.Concat(seeds, hand, home) {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(string(b))
 		}
 	}
 	f.Add("kind: Pod\nmetadata: {name: a}\n")
 	f.Add("---\nkind: List\nitems: [{kind: Pod}]\n")
+	f.Add("kind: Pod\nkind: Pod\nspec: &s {a: 1, a: 2}\nother: *s\nx: {<<: *s, a: 3}\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		objs, err := manifest.Parse(strings.NewReader(s), "f")
 		if err == nil {
 			for _, o := range objs {
 				if o.Kind == "" {
 					t.Errorf("Parse(%q) returned an object without kind", s)
+				}
+				for _, d := range o.Duplicates {
+					if len(d.Dropped) == 0 || d.At.Line == 0 || d.Object == "" {
+						t.Errorf("Parse(%q) duplicate %+v names no dropped line, kept line or object", s, d)
+					}
 				}
 			}
 		}
