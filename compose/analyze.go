@@ -273,11 +273,11 @@ func catalogueDirs(s types.ServiceConfig, cat *Catalogue, env map[string]string,
 		return nil, nil
 	}
 	ref := &AppRef{Name: app.Name, Docs: app.Docs, Source: app.Source, Note: app.Note, Match: how}
-	ref.OtherEngine = app.engineSwitch(env)
+	ref.OtherEngine = app.EngineSwitch(env)
 	if ref.OtherEngine != "" {
 		return app, ref
 	}
-	ds, moved := app.dataDirs(env)
+	ds, moved := app.DataDirsUnder(env)
 	ref.MovedBy = moved
 	is := "is"
 	if how == MatchName {

@@ -40,6 +40,9 @@ type EnvSwitch struct {
 	NotValues []string `yaml:"not_values" json:"not_values,omitempty"`
 	Prefixes  []string `yaml:"prefixes" json:"prefixes,omitempty"`
 	Set       bool     `yaml:"set" json:"set,omitempty"`
+	// Source is where the application's documentation or code says so
+	// (a URL).
+	Source string `yaml:"source" json:"source,omitempty"`
 }
 
 // Catalogue is an ordered list of apps; the first match wins.
@@ -128,9 +131,10 @@ func (c *Catalogue) Merge(base *Catalogue) *Catalogue {
 	return out
 }
 
-// engineSwitch returns the setting (NAME=value) that moves the app to
-// another engine under env, or "".
-func (a *App) engineSwitch(env map[string]string) string {
+// EngineSwitch returns the setting (NAME=value) that moves the app to
+// another engine under env (the container's environment, as far as it is
+// known: a variable whose value is unknown is absent), or "".
+func (a *App) EngineSwitch(env map[string]string) string {
 	for _, s := range a.OtherEngine {
 		v := strings.TrimSpace(env[s.Env])
 		if v == "" {
@@ -158,9 +162,9 @@ func (a *App) engineSwitch(env map[string]string) string {
 	return ""
 }
 
-// dataDirs returns the app's data directories under env, and the setting
-// that moved them ("" when the defaults apply).
-func (a *App) dataDirs(env map[string]string) ([]string, string) {
+// DataDirsUnder returns the app's data directories under env, and the
+// setting that moved them ("" when the defaults apply).
+func (a *App) DataDirsUnder(env map[string]string) ([]string, string) {
 	for _, m := range a.MovedBy {
 		v := strings.TrimSpace(env[m.Env])
 		if v == "" {

@@ -24,6 +24,22 @@ func TestCatalogueSources(t *testing.T) {
 		if a.Source == "" || err != nil || u.Scheme != "https" || u.Host == "" {
 			t.Errorf("catalogue entry %q: source %q is not an https URL", a.Name, a.Source)
 		}
+		for _, o := range a.OtherEngine {
+			if u, err := url.Parse(o.Source); o.Source != "" && (err != nil || u.Scheme != "https" || u.Host == "") {
+				t.Errorf("catalogue entry %q: other_engine %s source %q is not an https URL", a.Name, o.Env, o.Source)
+			}
+		}
+	}
+	sourced := map[string]string{"homebox": "HBOX_DATABASE_DRIVER", "gitea": "GITEA__database__DB_TYPE", "vaultwarden": "DATABASE_URL"}
+	for _, a := range c.Apps {
+		for _, o := range a.OtherEngine {
+			if sourced[a.Name] == o.Env && o.Source != "" {
+				delete(sourced, a.Name)
+			}
+		}
+	}
+	if len(sourced) > 0 {
+		t.Errorf("catalogue: other_engine settings without a source: %v", sourced)
 	}
 }
 
@@ -97,11 +113,25 @@ func TestCatalogueSettings(t *testing.T) {
     image: drone/drone:2
     environment: {DRONE_DATABASE_DATASOURCE: /var/drone/database.sqlite}
     volumes: [drone:/var/drone]
-volumes: {bz1: {}, bz2: {}, pid1: {}, pid2: {}, hbox: {}, drone: {}}
+  homebox-pg:
+    image: ghcr.io/sysadminsmedia/homebox
+    env_file: homebox.env
+    volumes: [hbox2:/data]
+  gitea-mysql:
+    image: gitea/gitea:1.22
+    env_file: [gitea.env]
+    environment: {GITEA__database__HOST: "db:3306"}
+    volumes: [gitea:/data]
+volumes: {bz1: {}, bz2: {}, pid1: {}, pid2: {}, hbox: {}, drone: {}, hbox2: {}, gitea: {}}
 `
 	file := filepath.Join(dir, "compose.yaml")
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"homebox.env": "HBOX_DATABASE_DRIVER=postgres\nHBOX_DATABASE_HOST=db\n", "gitea.env": "GITEA__database__DB_TYPE=mysql\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	l, err := compose.Load(context.Background(), compose.LoadOptions{Files: []string{file}, Env: []string{}})
 	if err != nil {
@@ -119,6 +149,8 @@ volumes: {bz1: {}, bz2: {}, pid1: {}, pid2: {}, hbox: {}, drone: {}}
 		"pocket-file": {"", ""},
 		"homebox":     {"", "HBOX_DATABASE_SQLITE_PATH=/srv/hb/homebox.db?_pragma=busy_timeout=2000"},
 		"drone":       {"", "DRONE_DATABASE_DATASOURCE=/var/drone/database.sqlite"},
+		"homebox-pg":  {"HBOX_DATABASE_DRIVER=postgres", ""}, // from env_file, as compose-go loads it
+		"gitea-mysql": {"GITEA__database__DB_TYPE=mysql", ""},
 	}
 	seen := map[string]bool{}
 	for _, m := range a.Mounts {

@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -35,7 +36,10 @@ type Analysis struct {
 	Mounts    []Mount    `json:"mounts"`
 	// DataClaimsUnused lists --data-claim values that no workload mounts.
 	DataClaimsUnused []string `json:"data_claims_unused,omitempty"`
-	objects          []Object
+	// DuplicateKeys are the keys written twice in one mapping of an
+	// object, of which the last was read (Object.Duplicates).
+	DuplicateKeys []DuplicateKey `json:"duplicate_keys,omitempty"`
+	objects       []Object
 }
 
 // Workload kinds read from the input.
@@ -66,6 +70,9 @@ type Workload struct {
 	// absent, the API default), a StatefulSet's updateStrategy.type, or a
 	// CronJob's concurrencyPolicy ("Allow" when absent).
 	Strategy string `json:"strategy,omitempty"`
+	// StrategyDefault is set when Strategy is the API's default because
+	// the field is absent.
+	StrategyDefault bool `json:"strategy_default,omitempty"`
 	// Surge is set when an update starts a new pod while an old one still
 	// runs: a Deployment's RollingUpdate with maxSurge above 0 (absent
 	// means 25%, which rounds up to one pod).
@@ -81,13 +88,7 @@ type Workload struct {
 
 // Key names the workload as kubectl does (deployment/NAME), after its
 // namespace when it has one: "admin-tools/deployment/uptime-kuma".
-func (w *Workload) Key() string {
-	k := strings.ToLower(w.Kind) + "/" + w.Name
-	if w.Namespace != "" {
-		k = w.Namespace + "/" + k
-	}
-	return k
-}
+func (w *Workload) Key() string { return objectKey(w.Kind, w.Name, w.Namespace) }
 
 // Claim is a PersistentVolumeClaim the input declares, a workload
 // mounts, or a StatefulSet's volumeClaimTemplate (one claim per replica,
@@ -148,6 +149,9 @@ type Mount struct {
 	// Containers mount it at Paths (one entry per container mount).
 	Containers []string `json:"containers"`
 	Paths      []string `json:"paths"`
+	// Uses are the container mounts, one per Paths entry: where in the
+	// volume each reaches and whether it writes or holds the data.
+	Uses []Use `json:"uses"`
 	// ReadOnly is set when every container mount, or the claim source, is
 	// read-only.
 	ReadOnly bool `json:"read_only,omitempty"`
@@ -159,6 +163,60 @@ type Mount struct {
 	SQLite bool   `json:"sqlite"`
 	App    string `json:"app,omitempty"`
 	Why    string `json:"why,omitempty"`
+	// OtherEngine says why a catalogued application's data directory
+	// holds no SQLite data: the environment setting that moves it to
+	// another database engine, and where it was read ("homebox uses
+	// another database engine: HBOX_DATABASE_DRIVER=postgres (Secret
+	// homebox-env, by envFrom)").
+	OtherEngine string `json:"other_engine,omitempty"`
+}
+
+// Use is one container mount of a workload volume.
+type Use struct {
+	Container string `json:"container"`
+	Path      string `json:"path"`
+	// SubPath is the directory inside the volume that is mounted
+	// (subPath, or subPathExpr as written); "" for the volume's root.
+	// SubPathUnknown says it is a subPathExpr with $(VAR) references,
+	// which the kubelet expands from the environment: any directory.
+	SubPath        string `json:"sub_path,omitempty"`
+	SubPathUnknown bool   `json:"sub_path_unknown,omitempty"`
+	ReadOnly       bool   `json:"read_only,omitempty"`
+	// Data is set when this mount reaches the SQLite data (the
+	// application's data directory, a --data-claim, or the part of a
+	// claim another workload keeps its data in).
+	Data bool `json:"data,omitempty"`
+}
+
+// Overlaps reports whether two container mounts of one volume may reach
+// the same files: one's subPath equal to or inside the other's (by path
+// components), either at the volume's root, or either unknown.
+func (u Use) Overlaps(v Use) bool {
+	if u.SubPathUnknown || v.SubPathUnknown {
+		return true
+	}
+	a, b := subDir(u.SubPath), subDir(v.SubPath)
+	return a == "" || b == "" || a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
+// subDir is a subPath as a clean relative path, "" for the root.
+func subDir(p string) string {
+	p = strings.Trim(path.Clean("/"+p), "/")
+	return p
+}
+
+// SharesData reports whether mount j (of the same volume or claim) may
+// write the SQLite data that mount i holds: a read-write use of j
+// overlaps a data use of i.
+func (a *Analysis) SharesData(i, j int) bool {
+	for _, u := range a.Mounts[i].Uses {
+		for _, v := range a.Mounts[j].Uses {
+			if u.Data && !v.ReadOnly && u.Overlaps(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Object returns the input object at index i (Workload.Object,
@@ -178,6 +236,7 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 	a := &Analysis{Files: files, Objects: len(objs), Workloads: []Workload{}, Claims: []Claim{}, Mounts: []Mount{}, objects: objs}
 	st := &store{pvs: map[string]*kubeapi.PersistentVolume{}, classes: map[string]*kubeapi.StorageClass{}}
 	for i := range objs {
+		a.DuplicateKeys = append(a.DuplicateKeys, objs[i].Duplicates...)
 		if err := st.add(a, i); err != nil {
 			return nil, err
 		}
@@ -188,6 +247,7 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 	for _, w := range st.templates {
 		a.addMounts(st, w.index, w.spec, opts)
 	}
+	a.claimData()
 	for _, c := range opts.DataClaims {
 		used := false
 		for _, m := range a.Mounts {
@@ -200,8 +260,47 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 	return a, nil
 }
 
+// claimData marks as holding SQLite data every read-write mount of a
+// claim that reaches where another workload keeps its SQLite data on it
+// (SharesData): a backup CronJob of a plain image (alpine running
+// sqlite3) on the application's claim is a writer of that database too.
+// Only mounts known by themselves (the catalogue, --data-claim) are
+// sources, so the mark does not spread from one reader's root mount to
+// every other directory of the claim. A StatefulSet's template claims are
+// its own pods'.
+func (a *Analysis) claimData() {
+	known := make([]bool, len(a.Mounts))
+	for i := range a.Mounts {
+		known[i] = a.Mounts[i].SQLite
+	}
+	for j := range a.Mounts {
+		m := &a.Mounts[j]
+		if known[j] || m.ReadOnly || m.Claim < 0 || m.Source != "claim" {
+			continue
+		}
+		for i := range a.Mounts {
+			src := &a.Mounts[i]
+			if !known[i] || src.Claim != m.Claim || src.Workload == m.Workload || !a.SharesData(i, j) {
+				continue
+			}
+			for k := range m.Uses {
+				for _, u := range src.Uses {
+					m.Uses[k].Data = m.Uses[k].Data || u.Data && !m.Uses[k].ReadOnly && u.Overlaps(m.Uses[k])
+				}
+			}
+			if !m.SQLite {
+				m.SQLite, m.App = true, src.App
+				m.Why = fmt.Sprintf("claim %s holds the SQLite data of %s (%s), and this mount reaches it", a.Claims[m.Claim].Key(), a.Workloads[src.Workload].Key(), src.Why)
+			}
+		}
+	}
+}
+
 // store holds what Analyze collects before it resolves claims.
 type store struct {
+	// envs are the ConfigMaps' and Secrets' keys and values, for
+	// containers' envFrom.
+	envs      []envSource
 	pvs       map[string]*kubeapi.PersistentVolume
 	classes   map[string]*kubeapi.StorageClass
 	pvList    []*kubeapi.PersistentVolume
@@ -243,6 +342,23 @@ func (st *store) add(a *Analysis, i int) error {
 		if sc.Metadata.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
 			st.defaults = append(st.defaults, sc.Metadata.Name)
 		}
+	case "ConfigMap":
+		cm, err := decode[kubeapi.ConfigMap](o)
+		if err != nil {
+			return nil // a ConfigMap we cannot read is one not in the input: its values are unknown
+		}
+		st.envs = append(st.envs, envSource{kind: o.Kind, name: o.Name, ns: o.Namespace, values: cm.Data})
+	case "Secret":
+		sec, err := decode[kubeapi.Secret](o)
+		if err != nil {
+			return nil // data that is not base64: unknown, as a Secret not in the input
+		}
+		vals := map[string]string{}
+		for k, v := range sec.Data {
+			vals[k] = string(v)
+		}
+		maps.Copy(vals, sec.StringData)
+		st.envs = append(st.envs, envSource{kind: o.Kind, name: o.Name, ns: o.Namespace, values: vals})
 	case "PersistentVolumeClaim":
 		pvc, err := decode[kubeapi.PersistentVolumeClaim](o)
 		if err != nil {
@@ -327,6 +443,18 @@ func claimNamed(c *Claim, v string) bool {
 func dataDirHeld(p, dir string) bool {
 	p, dir = path.Clean(p), path.Clean(dir)
 	return p == dir || strings.HasPrefix(dir, strings.TrimSuffix(p, "/")+"/") || strings.HasPrefix(p, dir+"/")
+}
+
+// ObjectAt is where the input object named key ("NAMESPACE/KIND/NAME",
+// as Workload.Key and DuplicateKey.Object name objects) starts; false
+// when no object is so named.
+func (a *Analysis) ObjectAt(key string) (Location, bool) {
+	for i := range a.objects {
+		if o := &a.objects[i]; objectKey(o.Kind, o.Name, o.Namespace) == key {
+			return o.At, true
+		}
+	}
+	return Location{}, false
 }
 
 // ObjectsIn counts the input objects read from file.

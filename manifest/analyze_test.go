@@ -113,3 +113,29 @@ func TestAnalyzeHandwritten(t *testing.T) {
 		}
 	}
 }
+
+// TestUseOverlaps: two mounts of one volume reach the same files when one
+// subPath is equal to or inside the other by path components, when
+// either is the volume's root, or when either is a subPathExpr with
+// variables.
+func TestUseOverlaps(t *testing.T) {
+	for _, c := range []struct {
+		a, b manifest.Use
+		want bool
+	}{
+		{manifest.Use{SubPath: "sonarr/config"}, manifest.Use{SubPath: "radarr/config"}, false},
+		{manifest.Use{SubPath: "vaultwarden"}, manifest.Use{SubPath: "vaultwarden-backup"}, false},
+		{manifest.Use{SubPath: "sonarr"}, manifest.Use{SubPath: "sonarr/config"}, true},
+		{manifest.Use{SubPath: "./sonarr/config/"}, manifest.Use{SubPath: "sonarr/config"}, true},
+		{manifest.Use{SubPath: "sonarr/config"}, manifest.Use{}, true},
+		{manifest.Use{SubPath: "."}, manifest.Use{SubPath: "memos"}, true},
+		{manifest.Use{SubPath: "$(POD_NAME)", SubPathUnknown: true}, manifest.Use{SubPath: "memos"}, true},
+	} {
+		if got := c.a.Overlaps(c.b); got != c.want {
+			t.Errorf("Use{SubPath: %q}.Overlaps(Use{SubPath: %q}) = %v, want %v", c.a.SubPath, c.b.SubPath, got, c.want)
+		}
+		if got := c.b.Overlaps(c.a); got != c.want {
+			t.Errorf("Use{SubPath: %q}.Overlaps(Use{SubPath: %q}) = %v, want %v", c.b.SubPath, c.a.SubPath, got, c.want)
+		}
+	}
+}

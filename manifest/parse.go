@@ -56,6 +56,26 @@ type Object struct {
 	At         Location `json:"at"`
 	// JSON is the object as JSON, the form a JSON merge patch applies to.
 	JSON json.RawMessage `json:"-"`
+	// Duplicates are the keys written more than once in one mapping of
+	// the object, of which the last was kept (as kubectl does).
+	Duplicates []DuplicateKey `json:"-"`
+}
+
+// DuplicateKey is a mapping key written twice or more in one mapping of
+// an object. kubectl apply keeps the last value (and warns under strict
+// field validation); so does Parse, and the earlier ones are dropped.
+type DuplicateKey struct {
+	// Object is the object's key, as Workload.Key names workloads:
+	// "NAMESPACE/KIND/NAME", or "KIND/NAME" without a namespace.
+	Object string `json:"object"`
+	// At is the key written last (the one kept).
+	At Location `json:"at"`
+	// Key is the key as written; Path is the dotted path of its mapping
+	// ("spec.template.spec"; list items are [N]), empty at the root.
+	Key  string `json:"key"`
+	Path string `json:"path,omitempty"`
+	// Dropped are the lines of the earlier values, which were dropped.
+	Dropped []int `json:"dropped"`
 }
 
 // header is the part of every object Parse reads to name it.
@@ -96,6 +116,7 @@ func Parse(r io.Reader, name string) ([]Object, error) {
 		if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
 			continue
 		}
+		dups := dedupe(doc.Content[0], "", nil)
 		objs, err := documentObjects(doc.Content[0], name)
 		if err != nil {
 			return nil, err
@@ -105,6 +126,7 @@ func Parse(r io.Reader, name string) ([]Object, error) {
 				objs[i].At.Template = t
 			}
 		}
+		attachDuplicates(objs, dups)
 		out = append(out, objs...)
 	}
 }
@@ -198,4 +220,99 @@ func helmSource(doc *yaml.Node) string {
 		}
 	}
 	return ""
+}
+
+// dedupe removes from every mapping below n the earlier of two pairs with
+// the same scalar key, so that the last value wins as in kubectl (the YAML
+// decoder refuses such a mapping: mapping key "x" already defined), and
+// returns what it removed, where (path) and in document order. Merge keys
+// (<<) are left to the decoder; a node reached twice through an alias is
+// walked once.
+func dedupe(n *yaml.Node, where string, seen map[*yaml.Node]bool) []DuplicateKey {
+	if seen == nil {
+		seen = map[*yaml.Node]bool{}
+	}
+	if seen[n] {
+		return nil
+	}
+	seen[n] = true
+	var out []DuplicateKey
+	switch n.Kind {
+	case yaml.MappingNode:
+		last := map[string]int{} // tag and value of a key -> index of its last pair
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value != "<<" {
+				last[k.ShortTag()+" "+k.Value] = i
+			}
+		}
+		dropped := map[int][]int{}
+		var kept []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode && k.Value != "<<" {
+				if j := last[k.ShortTag()+" "+k.Value]; j != i {
+					dropped[j] = append(dropped[j], k.Line)
+					continue
+				}
+			}
+			kept = append(kept, k, n.Content[i+1])
+		}
+		for i := 0; i+1 < len(kept); i += 2 {
+			k := kept[i]
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				if n.Content[j] == k && dropped[j] != nil {
+					out = append(out, DuplicateKey{At: Location{Line: k.Line}, Key: k.Value, Path: where, Dropped: dropped[j]})
+				}
+			}
+			out = append(out, dedupe(kept[i+1], joinPath(where, k.Value), seen)...)
+		}
+		n.Content = kept
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			out = append(out, dedupe(e, fmt.Sprintf("%s[%d]", where, i), seen)...)
+		}
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			out = append(out, dedupe(n.Alias, where, seen)...)
+		}
+	}
+	return out
+}
+
+func joinPath(where, key string) string {
+	if where == "" {
+		return key
+	}
+	return where + "." + key
+}
+
+// attachDuplicates gives each duplicate key of a document to the object
+// it is in: the last of objs (a List's items, in order) that starts at or
+// before its line.
+func attachDuplicates(objs []Object, dups []DuplicateKey) {
+	for _, d := range dups {
+		at := -1
+		for i := range objs {
+			if objs[i].At.Line <= d.Dropped[0] {
+				at = i
+			}
+		}
+		if at < 0 {
+			continue // the List's own keys: not an object's
+		}
+		o := &objs[at]
+		d.At.File, d.At.Template = o.At.File, o.At.Template
+		d.Object = objectKey(o.Kind, o.Name, o.Namespace)
+		o.Duplicates = append(o.Duplicates, d)
+	}
+}
+
+// objectKey names an object as kubectl does (deployment/NAME), after its
+// namespace when it has one: "admin-tools/deployment/uptime-kuma".
+func objectKey(kind, name, ns string) string {
+	k := strings.ToLower(kind) + "/" + name
+	if ns != "" {
+		k = ns + "/" + k
+	}
+	return k
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,13 +101,15 @@ func TestParseTooLarge(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "*", "*", "*.y*ml"))
 	hand, _ := filepath.Glob(filepath.Join("testdata", "handwritten", "*.yaml"))
-	for _, p := range append(seeds, hand...) {
+	home, _ := filepath.Glob(filepath.Join("testdata", "homelab", "*.yaml"))
+	for _, p := range slices.Concat(seeds, hand, home) {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(string(b))
 		}
 	}
 	f.Add("kind: Pod\nmetadata: {name: a}\n")
 	f.Add("---\nkind: List\nitems: [{kind: Pod}]\n")
+	f.Add("kind: Pod\nkind: Pod\nspec: &s {a: 1, a: 2}\nother: *s\nx: {<<: *s, a: 3}\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		objs, err := manifest.Parse(strings.NewReader(s), "f")
 		if err == nil {
@@ -114,7 +117,52 @@ func FuzzParse(f *testing.F) {
 				if o.Kind == "" {
 					t.Errorf("Parse(%q) returned an object without kind", s)
 				}
+				for _, d := range o.Duplicates {
+					if len(d.Dropped) == 0 || d.At.Line == 0 || d.Object == "" {
+						t.Errorf("Parse(%q) duplicate %+v names no dropped line, kept line or object", s, d)
+					}
+				}
 			}
 		}
 	})
+}
+
+// TestParseDuplicateKeys: a key written twice in one mapping keeps its
+// last value, as kubectl does, and is reported where it was written;
+// keys of the same name in different mappings, and of a List's items,
+// are each their own object's.
+func TestParseDuplicateKeys(t *testing.T) {
+	objs, err := manifest.Parse(mustOpen(t, filepath.Join("testdata", "homelab", "pihole-dnspolicy-twice.yaml")), "pihole.yaml")
+	if err != nil {
+		t.Fatalf("Parse(pihole-dnspolicy-twice.yaml): %v", err)
+	}
+	if len(objs) != 2 {
+		t.Fatalf("Parse(pihole-dnspolicy-twice.yaml) = %d objects, want 2", len(objs))
+	}
+	want := []manifest.DuplicateKey{{Object: "pihole/deployment/pihole", At: manifest.Location{File: "pihole.yaml", Line: 53},
+		Key: "dnsPolicy", Path: "spec.template.spec", Dropped: []int{37}}}
+	if d := cmp.Diff(want, objs[1].Duplicates); d != "" || objs[0].Duplicates != nil {
+		t.Errorf("Parse duplicates (-want +got):\n%s (claim: %v)", d, objs[0].Duplicates)
+	}
+	if !strings.Contains(string(objs[1].JSON), `"dnsPolicy":"None"`) || strings.Contains(string(objs[1].JSON), "ClusterFirstWithHostNet") {
+		t.Errorf("Parse kept %s, want the last dnsPolicy (None) only", objs[1].JSON)
+	}
+	list := "apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: a}\n  spec: {restartPolicy: Never, restartPolicy: Always}\n- kind: Pod\n  metadata: {name: b, name: c}\n"
+	objs, err = manifest.Parse(strings.NewReader(list), "list.yaml")
+	if err != nil {
+		t.Fatalf("Parse(list): %v", err)
+	}
+	if len(objs) != 2 || len(objs[0].Duplicates) != 1 || objs[0].Duplicates[0].Key != "restartPolicy" || len(objs[1].Duplicates) != 1 || objs[1].Name != "c" || objs[1].Duplicates[0].Object != "pod/c" {
+		t.Errorf("Parse(list) = %+v, want a's restartPolicy and b's name, each on its own item (the second named c)", objs)
+	}
+}
+
+func mustOpen(t *testing.T, name string) *os.File {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

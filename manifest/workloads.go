@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/internal/kubeapi"
@@ -100,7 +101,7 @@ func cronJob(w *Workload, j *kubeapi.CronJob) {
 	w.Replicas = kubeapi.ReplicaCount(j.Spec.JobTemplate.Spec.Parallelism)
 	w.Strategy = j.Spec.ConcurrencyPolicy
 	if w.Strategy == "" {
-		w.Strategy = "Allow"
+		w.Strategy, w.StrategyDefault = "Allow", true
 	}
 	w.Overlap = w.Strategy == "Allow"
 }
@@ -125,9 +126,14 @@ func intOrString(v kubeapi.IntOrString) string {
 func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Options) {
 	w := &a.Workloads[wi]
 	containers := append(append([]kubeapi.Container{}, spec.InitContainers...), spec.Containers...)
+	envs := make([]containerEnv, len(containers))
+	for i, c := range containers {
+		envs[i] = st.env(c, w.Namespace)
+	}
 	for _, v := range spec.Volumes {
 		m := Mount{Workload: wi, Volume: v.Name, Claim: -1, ReadOnly: true}
-		for _, c := range containers {
+		for ci, c := range containers {
+			env := envs[ci]
 			for _, vm := range c.VolumeMounts {
 				if vm.Name != v.Name {
 					continue
@@ -135,20 +141,36 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 				m.Containers = append(m.Containers, c.Name)
 				m.Paths = append(m.Paths, vm.MountPath)
 				m.ReadOnly = m.ReadOnly && vm.ReadOnly
-				if app, why := a.catalogued(opts, c, vm); app != "" && m.App == "" {
+				u := Use{Container: c.Name, Path: vm.MountPath, SubPath: vm.SubPath, ReadOnly: vm.ReadOnly}
+				if vm.SubPathExpr != "" {
+					u.SubPath, u.SubPathUnknown = vm.SubPathExpr, strings.Contains(vm.SubPathExpr, "$(")
+				}
+				app, why, other := a.catalogued(opts, c, vm, env)
+				u.Data = app != ""
+				if other != "" && m.OtherEngine == "" {
+					m.OtherEngine = other
+				}
+				if app != "" && m.App == "" {
 					m.App, m.Why = app, why
 				}
+				m.Uses = append(m.Uses, u)
 			}
 		}
 		if len(m.Containers) == 0 {
 			continue
 		}
 		a.source(st, w, &m, &v)
+		for i := range m.Uses {
+			m.Uses[i].ReadOnly = m.Uses[i].ReadOnly || m.ReadOnly
+		}
 		m.SQLite = m.App != ""
 		if m.Claim >= 0 {
 			for _, dc := range opts.DataClaims {
 				if claimNamed(&a.Claims[m.Claim], dc) && !m.SQLite {
 					m.SQLite, m.Why = true, "--data-claim "+dc
+					for i := range m.Uses {
+						m.Uses[i].Data = true
+					}
 				}
 			}
 		}
@@ -157,25 +179,36 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 }
 
 // catalogued returns the catalogue application whose data directory
-// container c mounts with vm, and why, or "".
-func (a *Analysis) catalogued(opts Options, c kubeapi.Container, vm kubeapi.VolumeMount) (string, string) {
+// container c mounts with vm under its environment env, and why, or "".
+// An application that env moves to another database engine holds no
+// SQLite data: "" and the setting, with where it was read, in otherEngine.
+func (a *Analysis) catalogued(opts Options, c kubeapi.Container, vm kubeapi.VolumeMount, env containerEnv) (app, why, otherEngine string) {
 	if opts.Catalogue == nil {
-		return "", ""
+		return "", "", ""
 	}
-	app, how := opts.Catalogue.MatchHow(c.Image)
-	if app == nil {
-		return "", ""
+	entry, how := opts.Catalogue.MatchHow(c.Image)
+	if entry == nil {
+		return "", "", ""
 	}
-	for _, d := range app.DataDirs {
-		if dataDirHeld(vm.MountPath, d) {
-			why := fmt.Sprintf("%s's data directory %s in container %s, image %s", app.Name, d, c.Name, c.Image)
-			if how == compose.MatchName {
-				why = fmt.Sprintf("%s's data directory %s in container %s, image %s, matched by its name", app.Name, d, c.Name, c.Image)
-			}
-			return app.Name, why
+	dirs, moved := entry.DataDirsUnder(env.values)
+	for _, d := range dirs {
+		if !dataDirHeld(vm.MountPath, d) {
+			continue
 		}
+		if sw := entry.EngineSwitch(env.values); sw != "" {
+			name, _, _ := strings.Cut(sw, "=")
+			return "", "", fmt.Sprintf("%s uses another database engine: %s (%s)", entry.Name, sw, env.from[name])
+		}
+		why = fmt.Sprintf("%s's data directory %s in container %s, image %s", entry.Name, d, c.Name, c.Image)
+		if how == compose.MatchName {
+			why += ", matched by its name"
+		}
+		if moved != "" {
+			why += " (moved by " + moved + ")"
+		}
+		return entry.Name, why, ""
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // source sets the mount's source, claim and storage from pod volume v.

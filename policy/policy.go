@@ -103,6 +103,14 @@ func Riskier(a, b mounts.Class) bool { return Of(a).Risk > Of(b).Risk }
 // there are corruption now.
 func WALUnsafe(c mounts.Class) bool { return Of(c).WAL == WALFails }
 
+// WritersCorrupt reports whether more than one writer of one SQLite
+// database on storage of class c is corruption now rather than a risk:
+// WAL is known not to work on c (WALUnsafe), or manyNodes, several nodes
+// mount the storage read-write (a ReadWriteMany claim), which makes it
+// shared storage that another kernel reaches, whose locks never meet
+// this one's, whatever its class is called.
+func WritersCorrupt(c mounts.Class, manyNodes bool) bool { return WALUnsafe(c) || manyNodes }
+
 // PreferDelete reports whether the journal mode recommended on class c is
 // DELETE: WAL is unsafe there, or not known to be safe (unknown).
 func PreferDelete(c mounts.Class) bool {

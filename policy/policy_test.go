@@ -106,3 +106,20 @@ func TestOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestWritersCorrupt: several writers are corruption on every WAL-unsafe
+// class, and on any class when several nodes mount the storage
+// read-write; elsewhere a risk.
+func TestWritersCorrupt(t *testing.T) {
+	for _, c := range policy.Classes() {
+		if !policy.WritersCorrupt(c, true) {
+			t.Errorf("WritersCorrupt(%s, many nodes) = false, want true", c)
+		}
+		if got := policy.WritersCorrupt(c, false); got != policy.WALUnsafe(c) {
+			t.Errorf("WritersCorrupt(%s, one node) = %v, want WALUnsafe %v", c, got, policy.WALUnsafe(c))
+		}
+	}
+	if !policy.WritersCorrupt("nfs-client", true) || policy.WritersCorrupt(mounts.ClassLocal, false) {
+		t.Error("WritersCorrupt: a class without an entry on many nodes is not corruption, or one local node is")
+	}
+}

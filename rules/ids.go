@@ -267,6 +267,9 @@ const (
 	// SharedSQLiteClaim: kube: a claim that holds SQLite data is mounted
 	// read-write by more than one workload.
 	SharedSQLiteClaim ID = "shared-sqlite-claim"
+	// DuplicateManifestKey: kube: a key written twice in one mapping of a
+	// manifest; the last value was read, as kubectl does.
+	DuplicateManifestKey ID = "duplicate-manifest-key"
 )
 
 // Convert's refusal reasons (Refusals) that are not also check findings;

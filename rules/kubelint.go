@@ -20,7 +20,22 @@ import (
 // a JSON merge patch fixes it, carries that patch (kubePatches).
 var manifestRules = []rule{
 	{
-		Rule: Rule{RollingUpdateOnSQLiteClaim, LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem)"}, scope: ScopeManifest,
+		Rule: Rule{DuplicateManifestKey, LevelWarn, "kube: a key is written twice in one mapping of a manifest (the YAML decoder refuses that; kubectl keeps the last value, and warns under strict field validation): the last value was read, the earlier ones were dropped"}, scope: ScopeManifestKey,
+		match: func(s subject) (string, Level, bool) {
+			d := s.kd
+			where := "at the top"
+			if d.Path != "" {
+				where = "in " + d.Path
+			}
+			return fmt.Sprintf("%s line %d: key %q of %s is written %d times %s (earlier at line %s): the value at line %d was read, as kubectl reads it, and the earlier ones were dropped",
+				d.At.File, d.At.Line, d.Key, d.Object, len(d.Dropped)+1, where, kubeLines(d.Dropped), d.At.Line), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{fmt.Sprintf("Keep one %q in %s: delete the lines the cluster ignores, or move the value meant to count to the last one.", s.kd.Key, s.kd.At.File)}
+		},
+	},
+	{
+		Rule: Rule{RollingUpdateOnSQLiteClaim, LevelWarn, "kube: a Deployment whose update is a RollingUpdate with maxSurge above 0 (the default) mounts a volume that holds SQLite data: each update starts the new pod while the old one still writes the database (error on a network filesystem, and on a ReadWriteMany claim of any class)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.Kind != manifest.KindDeployment || !w.Surge || !kubeShared(s.km) {
@@ -40,7 +55,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{ReplicasOnSQLiteClaim, LevelWarn, "kube: a Deployment, StatefulSet, ReplicaSet or Job runs more than one pod (replicas or parallelism above 1) on one volume that holds SQLite data (error on a network filesystem)"}, scope: ScopeManifest,
+		Rule: Rule{ReplicasOnSQLiteClaim, LevelWarn, "kube: a Deployment, StatefulSet, ReplicaSet or Job runs more than one pod (replicas or parallelism above 1) on one volume that holds SQLite data (error on a network filesystem, and on a ReadWriteMany claim of any class)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.PerNode || w.Kind == manifest.KindPod || w.Replicas <= 1 || !kubeShared(s.km) {
@@ -60,14 +75,18 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{CronjobOverlapOnSQLiteClaim, LevelWarn, "kube: a CronJob whose runs may overlap (concurrencyPolicy Allow, the default) mounts a shared volume that holds SQLite data: a run that outlasts its interval has the next one start beside it (error on a network filesystem)"}, scope: ScopeManifest,
+		Rule: Rule{CronjobOverlapOnSQLiteClaim, LevelWarn, "kube: a CronJob whose runs may overlap (concurrencyPolicy Allow, the default) mounts a shared volume that holds SQLite data: a run that outlasts its interval has the next one start beside it (error on a network filesystem, and on a ReadWriteMany claim of any class)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
 			if !kubeWriter(s) || w.Kind != manifest.KindCronJob || !w.Overlap || !kubeShared(s.km) {
 				return "", "", false
 			}
+			policy := w.Strategy
+			if w.StrategyDefault {
+				policy += " (the default: the field is absent)"
+			}
 			return fmt.Sprintf("%s has concurrencyPolicy %s and mounts %s (%s): a run still going when the next is due is joined by it, two writers of one database, and on a shared network volume %s",
-				w.Key(), w.Strategy, kubeVolumeWhat(s), s.km.Why, kubeTwoKernels(s)), kubeLevel(s), true
+				w.Key(), policy, kubeVolumeWhat(s), s.km.Why, kubeTwoKernels(s)), kubeLevel(s), true
 		},
 		remedy: func(s subject) []string {
 			return []string{
@@ -120,10 +139,10 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{SharedSQLiteClaim, LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem)"}, scope: ScopeManifest,
+		Rule: Rule{SharedSQLiteClaim, LevelWarn, "kube: a claim that holds SQLite data is mounted read-write by more than one workload (error on a network filesystem, and on a ReadWriteMany claim of any class)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
-			if !kubeWriter(s) || c == nil || c.Template != "" || !kubeFirstOfClaim(s) {
+			if !kubeWriter(s) || c == nil || c.Template != "" || !kubeFirstOfData(s) {
 				return "", "", false
 			}
 			others := kubeOtherWriters(s)
@@ -162,10 +181,16 @@ var kubePatches = map[ID]func(s subject) *report.KubePatch{
 	},
 }
 
-// evaluateManifests runs the kube rules over every mount of r.Manifests, in table
-// order per mount, attaching each finding's patch.
+// evaluateManifests runs the manifest key rules over every duplicate key
+// of r.Manifests, then the kube rules over every mount, in table order per
+// mount, attaching each finding's patch.
 func evaluateManifests(r *Report, base subject) []Finding {
 	var out []Finding
+	for i := range r.Manifests.DuplicateKeys {
+		s := base
+		s.kd = &r.Manifests.DuplicateKeys[i]
+		out = appendScope(out, ScopeManifestKey, s)
+	}
 	for i := range r.Manifests.Mounts {
 		for _, rl := range table {
 			if rl.scope != ScopeManifest {
@@ -181,6 +206,18 @@ func evaluateManifests(r *Report, base subject) []Finding {
 		}
 	}
 	return out
+}
+
+// kubeLines lists line numbers: "12", "12 and 15", "12, 15 and 19".
+func kubeLines(ls []int) string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, fmt.Sprint(l))
+	}
+	if len(out) < 2 {
+		return strings.Join(out, "")
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 func kubeWorkload(s subject) *manifest.Workload { return &s.r.Manifests.Workloads[s.km.Workload] }
@@ -215,13 +252,22 @@ func manifestClass(s subject) mounts.Class {
 	return s.km.Storage.Class
 }
 
-// kubeLevel is error when the mount's storage is a network (or other
-// WAL-unsafe) filesystem, else the rule's level.
+// kubeLevel is error when several writers of the mount's storage corrupt
+// the database (policy.WritersCorrupt: a network or other WAL-unsafe
+// filesystem, or a ReadWriteMany claim of any class), else the rule's
+// level.
 func kubeLevel(s subject) Level {
-	if policy.WALUnsafe(manifestClass(s)) {
+	if policy.WritersCorrupt(manifestClass(s), kubeManyNodes(s)) {
 		return LevelError
 	}
 	return ""
+}
+
+// kubeManyNodes reports whether the mount's claim lets several nodes
+// mount it read-write (ReadWriteMany).
+func kubeManyNodes(s subject) bool {
+	c := kubeClaim(s)
+	return c != nil && slices.Contains(c.AccessModes, kubeapi.ReadWriteMany)
 }
 
 // kubeTwoKernels says what the mount's storage makes of two writers.
@@ -229,6 +275,8 @@ func kubeTwoKernels(s subject) string {
 	switch c := manifestClass(s); {
 	case policy.WALUnsafe(c):
 		return "(this one: " + string(c) + ") pods on two nodes are two kernels whose locks never meet, which corrupts a WAL database"
+	case kubeManyNodes(s):
+		return "(this one is a ReadWriteMany claim, which several nodes mount read-write: shared storage, whatever its class) pods on two nodes are two kernels whose locks never meet, which corrupts the database"
 	case c == mounts.ClassUnknown:
 		return "(this one's storage is unknown here) pods on two nodes are two kernels whose locks never meet, which corrupts a WAL database"
 	}
@@ -272,16 +320,44 @@ func kubeFirstOfClaim(s subject) bool {
 	return false
 }
 
+// kubeIndex is the subject's index in r.Manifests.Mounts.
+func kubeIndex(s subject) int {
+	for i := range s.r.Manifests.Mounts {
+		if &s.r.Manifests.Mounts[i] == s.km {
+			return i
+		}
+	}
+	return -1
+}
+
+// kubeFirstOfData reports whether no earlier writer mount of the
+// subject's claim, of another workload, shares SQLite data with it (one
+// reaching where the other keeps it): shared-sqlite-claim is reported
+// once per group of workloads that write one database, at its first.
+func kubeFirstOfData(s subject) bool {
+	a, me := s.r.Manifests, kubeIndex(s)
+	for j := 0; j < me; j++ {
+		m := &a.Mounts[j]
+		if m.Claim == s.km.Claim && m.Workload != s.km.Workload && kubeWriter(subject{km: m}) && (a.SharesData(j, me) || a.SharesData(me, j)) {
+			return false
+		}
+	}
+	return true
+}
+
 // kubeOtherWriters names the other workloads that mount the subject's
-// claim read-write.
+// claim read-write where it holds the subject's SQLite data (by subPath:
+// subPath sonarr/config and radarr/config of one claim are two
+// directories, not one database).
 func kubeOtherWriters(s subject) []string {
 	var out []string
-	for i := range s.r.Manifests.Mounts {
-		m := &s.r.Manifests.Mounts[i]
-		if m.Claim != s.km.Claim || m.ReadOnly || m.Workload == s.km.Workload {
+	a, me := s.r.Manifests, kubeIndex(s)
+	for j := range a.Mounts {
+		m := &a.Mounts[j]
+		if m.Claim != s.km.Claim || m.ReadOnly || m.Workload == s.km.Workload || !a.SharesData(me, j) {
 			continue
 		}
-		if k := s.r.Manifests.Workloads[m.Workload].Key(); !slices.Contains(out, k) {
+		if k := a.Workloads[m.Workload].Key(); !slices.Contains(out, k) {
 			out = append(out, k)
 		}
 	}

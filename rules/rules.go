@@ -60,6 +60,10 @@ const (
 	// ScopeManifest rules run once per workload volume of
 	// Report.Manifests (preflight kube), with km set.
 	ScopeManifest
+	// ScopeManifestKey rules run once per duplicate key of the manifests
+	// (Report.Manifests.DuplicateKeys), with kd set, before the
+	// ScopeManifest rules.
+	ScopeManifestKey
 	// ScopeConvert rules run once per database convert is about to
 	// change (ConvertFacts); each finding is a refusal, its ID the
 	// refusal's reason.
@@ -117,6 +121,9 @@ type subject struct {
 	cm *compose.Mount
 	// km is the workload volume for manifest rules (nil otherwise).
 	km *manifest.Mount
+	// kd is the duplicate manifest key for manifest key rules (nil
+	// otherwise).
+	kd *manifest.DuplicateKey
 	// cv holds convert's facts for convert rules (nil otherwise).
 	cv *ConvertFacts
 	// exported is Input.JournalModeExported.
@@ -154,6 +161,8 @@ func (s subject) path() string {
 		return s.cm.Key()
 	case s.km != nil:
 		return s.r.Manifests.Workloads[s.km.Workload].Key()
+	case s.kd != nil:
+		return s.kd.Object
 	case s.db != nil:
 		return s.db.Path
 	case s.dir != nil:
@@ -241,17 +250,24 @@ func Evaluate(r *Report, in Input) []Finding {
 	}
 	if r.Compose != nil {
 		for i := range r.Compose.Mounts {
-			for _, rl := range table {
-				if rl.scope == ScopeCompose {
-					s := base
-					s.cm = &r.Compose.Mounts[i]
-					out = appendMatch(out, rl, s)
-				}
-			}
+			s := base
+			s.cm = &r.Compose.Mounts[i]
+			out = appendScope(out, ScopeCompose, s)
 		}
 	}
 	if r.Manifests != nil {
 		out = append(out, evaluateManifests(r, base)...)
+	}
+	return out
+}
+
+// appendScope appends the findings of every rule of scope over s, in
+// table order.
+func appendScope(out []Finding, scope Scope, s subject) []Finding {
+	for _, rl := range table {
+		if rl.scope == scope {
+			out = appendMatch(out, rl, s)
+		}
 	}
 	return out
 }

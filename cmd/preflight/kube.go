@@ -159,15 +159,26 @@ func renderKube(w io.Writer, r *preflight.Report, format string) error {
 }
 
 // renderNotJudged names the read-write claims of images the catalogue
-// does not know: the verdict does not cover them.
+// does not know (the verdict does not cover them), and the data
+// directories that an application setting moves to another database
+// engine.
 func renderNotJudged(b *strings.Builder, a *manifest.Analysis) {
 	var names []string
 	for _, m := range a.Mounts {
-		if m.Claim >= 0 && !m.SQLite && !m.ReadOnly {
+		if m.Claim >= 0 && !m.SQLite && !m.ReadOnly && m.OtherEngine == "" {
 			names = append(names, a.Workloads[m.Workload].Key()+" claim "+a.Claims[m.Claim].Key())
 		}
 	}
 	if len(names) > 0 {
 		fmt.Fprintf(b, "\nnot judged: %d read-write claims of images not in the catalogue (name those that hold SQLite data with --data-claim):\n  %s\n", len(names), strings.Join(names, "\n  "))
+	}
+	var other []string
+	for _, m := range a.Mounts {
+		if m.OtherEngine != "" && !m.SQLite {
+			other = append(other, a.Workloads[m.Workload].Key()+" volume "+m.Volume+": "+m.OtherEngine)
+		}
+	}
+	if len(other) > 0 {
+		fmt.Fprintf(b, "\nnot SQLite:\n  %s\n", strings.Join(other, "\n  "))
 	}
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,6 +46,10 @@ func TestKubeExitCodes(t *testing.T) {
 		{[]string{"-f", filepath.Join(hand, "rwx-nfs-class.yaml")}, exitUnsafe, "ERROR rwx-on-network-class: claim vault/vw-data"},
 		{[]string{"-f", filepath.Join(hand, "static-nfs-pv.yaml")}, exitOK, "not judged: 1 read-write claims of images not in the catalogue (name those that hold SQLite data with --data-claim):\n  jobs/job/importer claim jobs/app-db\n"},
 		{[]string{"-f", filepath.Join(hand, "rwx-nfs-class.yaml"), "--fail-on", "never"}, exitOK, "verdict: unsafe"},
+		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "pihole-dnspolicy-twice.yaml")}, exitOK, "WARN duplicate-manifest-key: " + filepath.Join(kubeTestdata, "homelab", "pihole-dnspolicy-twice.yaml") + ` line 53: key "dnsPolicy" of pihole/deployment/pihole is written 2 times in spec.template.spec (earlier at line 37): the value at line 53 was read`},
+		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "vaultwarden-backup-cronjob.yaml")}, exitOK, "WARN cronjob-overlap-on-sqlite-claim: vaultwarden/cronjob/vaultwarden-backup has concurrencyPolicy Allow (the default: the field is absent) and mounts claim vaultwarden/vaultwarden-data"},
+		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "uptime-kuma-helm-rwx.yaml")}, exitUnsafe, "ERROR replicas-on-sqlite-claim: monitoring/deployment/uptime-kuma runs replicas: 2"},
+		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "homebox.yaml"), "-f", filepath.Join(kubeTestdata, "homelab", "homebox-secret.yaml"), "--fail-on", "warn"}, exitOK, "not SQLite:\n  homebox/deployment/homebox volume data: homebox uses another database engine: HBOX_DATABASE_DRIVER=postgres (Secret homebox-env, by envFrom)\n"},
 		{[]string{"-f", bad}, exitUsage, ""},
 		{[]string{"-f", filepath.Join(t.TempDir(), "missing.yaml")}, exitUsage, ""},
 		{[]string{}, exitUsage, ""},
@@ -130,6 +136,43 @@ func TestKubeSARIF(t *testing.T) {
 		if loc.ArtifactLocation.URI != "app.yaml" || loc.ArtifactLocation.URIBaseID != srcRoot || loc.Region.StartLine != line {
 			t.Errorf("%s at %+v, want app.yaml (base %s) line %d", id, loc, srcRoot, line)
 		}
+	}
+}
+
+// TestKubeSARIFDuplicateKey: a duplicate key of an object that is not a
+// workload (a Service in the second file) sits at that object, not at the
+// first manifest.
+func TestKubeSARIFDuplicateKey(t *testing.T) {
+	needKube(t)
+	sch := loadSARIFSchema(t)
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(kubeTestdata, "homelab", "pihole-dnspolicy-twice.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := "# the DNS service\napiVersion: v1\nkind: Service\nmetadata: {name: pihole-dns, namespace: pihole}\nspec:\n  type: LoadBalancer\n  type: NodePort\n  ports: [{port: 53, protocol: UDP}]\n"
+	for name, b := range map[string][]byte{"pihole.yaml": src, "service.yaml": []byte(svc)} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	out, stderr, code := runMain(t, "kube", "-f", "pihole.yaml", "-f", "service.yaml", "--format", "sarif")
+	if code != exitOK {
+		t.Fatalf("kube --format sarif: exit %d, want %d\n%s", code, exitOK, stderr)
+	}
+	l := decodeSARIF(t, sch, out)
+	var got []string
+	for _, run := range l.Runs {
+		for _, r := range run.Results {
+			if r.RuleID == "duplicate-manifest-key" {
+				loc := r.Locations[0].PhysicalLocation
+				got = append(got, fmt.Sprintf("%s:%d", loc.ArtifactLocation.URI, loc.Region.StartLine))
+			}
+		}
+	}
+	if want := []string{"pihole.yaml:17", "service.yaml:2"}; !slices.Equal(got, want) {
+		t.Errorf("duplicate-manifest-key results at %v, want %v", got, want)
 	}
 }
 

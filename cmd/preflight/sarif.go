@@ -190,15 +190,14 @@ func firstSentence(s string) string {
 }
 
 // kubeLocation is where a kube finding points: the object its patch
-// changes, else the workload it is about, else the first manifest.
+// changes, else the object it is about (a workload, the object with a
+// duplicate key), else the first manifest.
 func kubeLocation(a *manifest.Analysis, f preflight.Finding) compose.Location {
 	if p := f.Patch; p != nil && p.At.File != "" {
 		return kubeAt(p.At)
 	}
-	for _, w := range a.Workloads {
-		if w.Key() == f.Path {
-			return kubeAt(w.At)
-		}
+	if at, ok := a.ObjectAt(f.Path); ok {
+		return kubeAt(at)
 	}
 	if len(a.Files) > 0 {
 		return compose.Location{File: a.Files[0]}

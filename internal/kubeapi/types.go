@@ -104,16 +104,56 @@ type PodStatus struct {
 type Container struct {
 	Name         string        `json:"name"`
 	Image        string        `json:"image,omitempty"`
+	Env          []EnvVar      `json:"env,omitempty"`
+	EnvFrom      []EnvFrom     `json:"envFrom,omitempty"`
 	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
 }
 
+// EnvVar is one variable of a container's env: Value, or ValueFrom (a
+// key of a ConfigMap or Secret, a field of the pod, a resource) when set.
+type EnvVar struct {
+	Name      string           `json:"name"`
+	Value     string           `json:"value,omitempty"`
+	ValueFrom *json.RawMessage `json:"valueFrom,omitempty"`
+}
+
+// EnvFrom loads every key of a ConfigMap or Secret as a variable, its
+// name after Prefix.
+type EnvFrom struct {
+	Prefix       string          `json:"prefix,omitempty"`
+	ConfigMapRef *LocalObjectRef `json:"configMapRef,omitempty"`
+	SecretRef    *LocalObjectRef `json:"secretRef,omitempty"`
+}
+
+// LocalObjectRef names an object in the pod's namespace.
+type LocalObjectRef struct {
+	Name string `json:"name"`
+}
+
+// ConfigMap is the part of a ConfigMap preflight reads.
+type ConfigMap struct {
+	Metadata ObjectMeta        `json:"metadata"`
+	Data     map[string]string `json:"data,omitempty"`
+}
+
+// Secret is the part of a Secret preflight reads: Data values are
+// base64 (encoding/json decodes them into bytes), StringData plain, and
+// StringData's keys win, as the API server merges them.
+type Secret struct {
+	Metadata   ObjectMeta        `json:"metadata"`
+	Data       map[string][]byte `json:"data,omitempty"`
+	StringData map[string]string `json:"stringData,omitempty"`
+}
+
 // VolumeMount mounts the pod volume Name at MountPath (SubPath inside the
-// volume when set).
+// volume when set; SubPathExpr is one with $(VAR) references to the
+// container's environment, which the kubelet expands).
 type VolumeMount struct {
-	Name      string `json:"name"`
-	MountPath string `json:"mountPath"`
-	ReadOnly  bool   `json:"readOnly,omitempty"`
-	SubPath   string `json:"subPath,omitempty"`
+	Name        string `json:"name"`
+	MountPath   string `json:"mountPath"`
+	ReadOnly    bool   `json:"readOnly,omitempty"`
+	SubPath     string `json:"subPath,omitempty"`
+	SubPathExpr string `json:"subPathExpr,omitempty"`
 }
 
 // Volume is a pod volume; exactly one source is set.
