@@ -61,6 +61,15 @@ func releaseDir(t *testing.T, version string) (string, string) {
 	return dir, name
 }
 
+// skipActionPlatform skips a test on a platform releaseDir builds no
+// archive for.
+func skipActionPlatform(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
+		t.Skipf("the action test builds a linux/amd64 or linux/arm64 release, not %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+}
+
 // runAction runs the action's script in project directory dir with the
 // given environment and returns its exit code, stderr and the outputs it
 // wrote to GITHUB_OUTPUT.
@@ -93,10 +102,8 @@ func runAction(t *testing.T, dir string, env ...string) (int, string, string) {
 // against SHA256SUMS, runs the command and writes SARIF and the verdict;
 // an archive whose checksum does not match is never run.
 func TestActionScript(t *testing.T) {
-	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
-		t.Skipf("the action test builds a linux/amd64 or linux/arm64 release, not %s/%s", runtime.GOOS, runtime.GOARCH)
-	}
 	const version = "0.0.0-test"
+	skipActionPlatform(t)
 	rel, archive := releaseDir(t, version)
 	project := t.TempDir()
 	if err := os.Mkdir(filepath.Join(project, "data"), 0o755); err != nil {
@@ -177,10 +184,8 @@ func testActionTampered(t *testing.T, project, version, args string) {
 // only whitespace is the default, and an unmatched quote fails before
 // preflight runs.
 func TestActionArgs(t *testing.T) {
-	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
-		t.Skipf("the action test builds a linux/amd64 or linux/arm64 release, not %s/%s", runtime.GOOS, runtime.GOARCH)
-	}
 	const version = "0.0.0-test"
+	skipActionPlatform(t)
 	rel, _ := releaseDir(t, version)
 	project := t.TempDir()
 	for name, body := range map[string]string{
