@@ -155,6 +155,11 @@ type Result struct {
 	// the container preflight runs in, lists the commands that convert it
 	// safely from outside (stop, one-off run, start).
 	Recipe []string `json:"recipe,omitempty"`
+	// RecipeConfirms, when the recipe's convert passes --yes (a database
+	// on a cross-vm, network or fuse filesystem), is what that --yes
+	// confirms, one statement per such database: shown to the person
+	// before the recipe, which runs without a terminal.
+	RecipeConfirms []string `json:"recipe_confirms,omitempty"`
 }
 
 // Database is the outcome for one database.
@@ -202,6 +207,9 @@ type Database struct {
 	Verified *Verified `json:"verified,omitempty"`
 	// Duration is the wall time spent on this database.
 	Duration time.Duration `json:"duration_ns"`
+	// farSide is rules.RecipeConfirmation for a database on a filesystem
+	// whose far side no probe sees; empty elsewhere.
+	farSide string
 }
 
 // Refusal is one reason the guard refused a database.
@@ -368,6 +376,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			break
 		}
 	}
-	res.Recipe = recipe(rep, res, opts)
+	res.Recipe, res.RecipeConfirms = recipe(rep, res, opts)
 	return res, nil
 }

@@ -689,3 +689,64 @@ func TestConvertBackupKilled(t *testing.T) {
 	}
 	t.Logf("8 kills: %d backups cut short (.partial), %d complete", partials, completes)
 }
+
+// The docker exec refusal inside a plain container (no compose labels)
+// whose data is on a FUSE share (Docker Desktop's grpcfuse): the stop /
+// run --volumes-from / start recipe it prints, run as printed through sh
+// -c without a terminal, converts the database. The one-off convert has
+// no terminal to confirm on, so the recipe passes --yes and the output
+// says above it what that confirms.
+func TestConvertPlainContainerRecipe(t *testing.T) {
+	requireDocker(t)
+	testdb.NeedFUSE(t)
+	backing, mnt := hostDir(t), t.TempDir()
+	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
+	if err != nil {
+		t.Fatalf("fuseloop.Mount: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	opts := []string{"-v", mnt + ":/data"}
+	seed(t, opts...)
+	id := idleApp(t, append(opts, "--user", "0:0", "-v", dockerSocket+":"+dockerSocket)...)
+	name := strings.TrimPrefix(strings.TrimSpace(docker(t, "inspect", "-f", "{{.Name}}", id).stdout), "/")
+	path := filepath.Join(backing, "app.db")
+	before := dbFiles(t, path)
+
+	r := docker(t, "exec", id, "/preflight", "convert", "/data/app.db")
+	wantCode(t, r, 3)
+	wantContains(t, "stdout", r.stdout, "writer: process 1 (/demoapp")
+	wantContains(t, "stdout", r.stdout, "(/data/app.db is on a cross-vm filesystem, whose other side (the host behind a VM share, other network clients) no probe sees: the --yes below confirms that nothing there has it open")
+	wantContains(t, "stderr", r.stderr, "preflight: hint: read before the recipe: /data/app.db is on a cross-vm filesystem")
+	var recipe []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "docker ") {
+			recipe = append(recipe, l)
+		}
+	}
+	want := []string{
+		"docker stop " + name,
+		"docker run --rm --volumes-from " + name + " --user 0:0 --entrypoint /preflight " + image + " convert --yes /data/app.db",
+		"docker start " + name,
+	}
+	if strings.Join(recipe, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("recipe = %q, want %q\n%s", recipe, want, r)
+	}
+	wantContains(t, "stderr", r.stderr, "convert from outside: "+strings.Join(recipe, " ; "))
+	wantSameFiles(t, path, before)
+
+	for i, l := range recipe {
+		r := run(t, dockerTimeout, nil, "sh", "-c", l)
+		wantCode(t, r, 0)
+		if i == 1 {
+			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete (cross-vm filesystem)")
+			if h := headerBytes(t, path); h != "1/1" {
+				t.Errorf("header bytes 18/19 after the one-off convert = %s, want 1/1", h)
+			}
+		}
+	}
+	waitLog(t, id, "demoapp: pid=1 journal_mode=")
+}
