@@ -698,17 +698,7 @@ func TestConvertBackupKilled(t *testing.T) {
 // says above it what that confirms.
 func TestConvertPlainContainerRecipe(t *testing.T) {
 	requireDocker(t)
-	testdb.NeedFUSE(t)
-	backing, mnt := hostDir(t), t.TempDir()
-	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
-	if err != nil {
-		t.Fatalf("fuseloop.Mount: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-	})
+	backing, mnt := grpcfuseDir(t)
 	opts := []string{"-v", mnt + ":/data"}
 	seed(t, opts...)
 	id := idleApp(t, append(opts, "--user", "0:0", "-v", dockerSocket+":"+dockerSocket)...)

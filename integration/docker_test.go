@@ -154,6 +154,25 @@ func hostDir(t *testing.T) string {
 	return dir
 }
 
+// grpcfuseDir returns a host directory (writable by the image's user) and
+// a FUSE loopback mount of it listed as fuse.grpcfuse (Docker Desktop's
+// file sharing), unmounted when the test ends; it skips without FUSE.
+func grpcfuseDir(t *testing.T) (backing, mnt string) {
+	t.Helper()
+	testdb.NeedFUSE(t)
+	backing, mnt = hostDir(t), t.TempDir()
+	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
+	if err != nil {
+		t.Fatalf("fuseloop.Mount(%q, %q, grpcfuse): %v", backing, mnt, err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	return backing, mnt
+}
+
 // waitLog waits up to 30s for a line starting with prefix in the logs of
 // container id, and returns the logs.
 func waitLog(t *testing.T, id, prefix string) string {
