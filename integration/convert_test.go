@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/preflight-sqlite/preflight/internal/fuseloop"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
@@ -103,7 +102,9 @@ func TestConvertRefusesOtherContainer(t *testing.T) {
 
 // The docker exec refusal inside the application's own container, and
 // the compose stop / run / start recipe it prints, run for real against
-// the demo app.
+// the demo app, as printed: on a local directory, and on a FUSE share
+// (Docker Desktop's grpcfuse), where the one-off convert, without a
+// terminal, needs the recipe's --yes.
 func TestConvertDockerExecRecipe(t *testing.T) {
 	requireDocker(t)
 	if _, err := dockerCmd(t.Context(), "compose", "version"); err != nil {
@@ -112,8 +113,22 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 		}
 		t.Skipf("docker compose not available: %v", err)
 	}
-	dir := hostDir(t)
-	seed(t, "-v", dir+":/data")
+	t.Run("local", func(t *testing.T) {
+		dir := hostDir(t)
+		testComposeRecipe(t, dir, dir, "", "local")
+	})
+	t.Run("grpcfuse", func(t *testing.T) {
+		backing, mnt := grpcfuseDir(t)
+		testComposeRecipe(t, mnt, backing, " --yes", "cross-vm")
+	})
+}
+
+// testComposeRecipe runs the demo app as a compose service on host
+// directory src (whose files are in dir), refuses convert inside it, and
+// runs the printed recipe, whose convert has flags yes.
+func testComposeRecipe(t *testing.T, src, dir, yes, class string) {
+	t.Helper()
+	seed(t, "-v", src+":/data")
 	project := "pfit" + runID + strings.ToLower(strings.ReplaceAll(t.Name(), "/", ""))
 	cf := filepath.Join(t.TempDir(), "compose.yaml")
 	yaml := fmt.Sprintf(`services:
@@ -127,7 +142,7 @@ func TestConvertDockerExecRecipe(t *testing.T) {
     volumes:
       - %s:/data
       - %s:%s
-`, image, strings.Split(label, "=")[0], strings.Split(label, "=")[1], dir, dockerSocket, dockerSocket)
+`, image, strings.Split(label, "=")[0], strings.Split(label, "=")[1], src, dockerSocket, dockerSocket)
 	if err := os.WriteFile(cf, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -158,11 +173,14 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 	dc := "docker compose -p " + project + " -f " + cf
 	want := []string{
 		dc + " stop app",
-		dc + " run --rm --no-deps --entrypoint /preflight app convert /data/app.db",
+		dc + " run --rm --no-deps --entrypoint /preflight app convert" + yes + " /data/app.db",
 		dc + " start app",
 	}
 	if strings.Join(recipe, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("recipe = %q, want %q\n%s", recipe, want, r)
+	}
+	if yes != "" {
+		wantContains(t, "stdout", r.stdout, "(/data/app.db is on a "+class+" filesystem, whose other side")
 	}
 	wantSameFiles(t, path, before)
 
@@ -179,7 +197,7 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 		}
 		wantCode(t, r, 0)
 		if i == 1 {
-			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete (local filesystem)")
+			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete ("+class+" filesystem)")
 			wantContains(t, "convert stdout", r.stdout, "quick_check ok")
 			if h := headerBytes(t, path); h != "1/1" {
 				t.Errorf("header bytes 18/19 after the one-off convert = %s, want 1/1", h)
@@ -199,17 +217,7 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 // application turns WAL back on, the next start logs wal-reenabled.
 func TestConvertEntrypointPolicy(t *testing.T) {
 	requireDocker(t)
-	testdb.NeedFUSE(t)
-	backing, mnt := hostDir(t), t.TempDir()
-	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
-	if err != nil {
-		t.Fatalf("fuseloop.Mount: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-	})
+	backing, mnt := grpcfuseDir(t)
 	opts := []string{"-v", mnt + ":/data"}
 	seed(t, opts...)
 	db := filepath.Join(backing, "app.db")

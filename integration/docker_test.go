@@ -262,17 +262,7 @@ func TestNoVolumeEphemeral(t *testing.T) {
 // looks like on Docker Desktop. WAL there is unsafe.
 func TestGrpcfuseCrossVM(t *testing.T) {
 	requireDocker(t)
-	testdb.NeedFUSE(t)
-	backing, mnt := hostDir(t), t.TempDir()
-	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
-	if err != nil {
-		t.Fatalf("fuseloop.Mount(%q, %q, grpcfuse): %v", backing, mnt, err)
-	}
-	t.Cleanup(func() {
-		if err := unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-	})
+	backing, mnt := grpcfuseDir(t)
 	opts := []string{"-v", mnt + ":/data"}
 	seed(t, opts...)
 	if _, err := os.Stat(filepath.Join(backing, "app.db")); err != nil {
