@@ -131,9 +131,12 @@ func testComposeRecipe(t *testing.T, src, dir, yes, class string) {
 	seed(t, "-v", src+":/data")
 	project := "pfit" + runID + strings.ToLower(strings.ReplaceAll(t.Name(), "/", ""))
 	cf := filepath.Join(t.TempDir(), "compose.yaml")
+	// The app itself, not through preflight run: on the share it would
+	// follow PREFLIGHT_JOURNAL_MODE=delete and leave WAL by itself.
 	yaml := fmt.Sprintf(`services:
   app:
     image: %s
+    entrypoint: ["/demoapp"]
     user: "0:0"
     environment:
       DEMO_INTERVAL: 1h
