@@ -165,12 +165,7 @@ func testComposeRecipe(t *testing.T, src, dir, yes, class string) {
 	wantContains(t, "stdout", r.stdout, "/data/app.db: refused, nothing changed")
 	wantContains(t, "stdout", r.stdout, "writer: process 1 (/demoapp")
 	wantContains(t, "stdout", r.stdout, "Convert it from outside the container:")
-	var recipe []string
-	for _, l := range strings.Split(r.stdout, "\n") {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "docker compose ") {
-			recipe = append(recipe, l)
-		}
-	}
+	recipe := recipeLines(r.stdout)
 	// The project and its files come from the container's compose labels,
 	// so the recipe reaches this project from any directory.
 	dc := "docker compose -p " + project + " -f " + cf
@@ -213,6 +208,20 @@ func testComposeRecipe(t *testing.T, src, dir, yes, class string) {
 		}
 	}
 	waitLog(t, id, "demoapp: pid=1 journal_mode=")
+}
+
+// recipeLines are the commands of convert's outside recipe in its text
+// output, as printed (the indented lines after the recipe's heading that
+// start with docker).
+func recipeLines(stdout string) []string {
+	_, after, _ := strings.Cut(stdout, "Convert it from outside the container:\n")
+	var out []string
+	for _, l := range strings.Split(after, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "docker ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // The entrypoint policy over a FUSE mount named grpcfuse: converted before
@@ -722,12 +731,7 @@ func TestConvertPlainContainerRecipe(t *testing.T) {
 	wantContains(t, "stdout", r.stdout, "writer: process 1 (/demoapp")
 	wantContains(t, "stdout", r.stdout, "(/data/app.db is on a cross-vm filesystem, whose other side (the host behind a VM share, other network clients) no probe sees: the --yes below confirms that nothing there has it open")
 	wantContains(t, "stderr", r.stderr, "preflight: hint: read before the recipe: /data/app.db is on a cross-vm filesystem")
-	var recipe []string
-	for _, l := range strings.Split(r.stdout, "\n") {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "docker ") {
-			recipe = append(recipe, l)
-		}
-	}
+	recipe := recipeLines(r.stdout)
 	want := []string{
 		"docker stop " + name,
 		"docker run --rm --volumes-from " + name + " --user 0:0 --entrypoint /preflight " + image + " convert --yes /data/app.db",

@@ -381,16 +381,7 @@ func TestPreflightImageDeepOnShare(t *testing.T) {
 	}, "rootfs/tmp"); err != nil {
 		t.Fatal(err)
 	}
-	backing, mnt := hostDir(t), t.TempDir()
-	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
-	if err != nil {
-		t.Fatalf("fuseloop.Mount(%q, %q, grpcfuse): %v", backing, mnt, err)
-	}
-	t.Cleanup(func() {
-		if err := unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-	})
+	backing, mnt := grpcfuseDir(t)
 	testdb.Make(t, filepath.Join(backing, "app.db"), "delete", 50)
 
 	name := "preflight-it-deep-" + runID
