@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -58,17 +60,30 @@ func TestKubePatchesOnAPIServer(t *testing.T) {
 			}
 			checked++
 			p := f.Patch
-			path := kubeObjectPath(p.Kind, prefix+nsOrDefault(p.Namespace), p.Name)
-			status, body := kubeRequest(t, c, http.MethodPatch, path, "application/merge-patch+json", p.Merge)
-			if !p.Live {
-				if status != http.StatusUnprocessableEntity {
-					t.Errorf("%s: %s on the existing %s %s: HTTP %d, want 422 (immutable): %s", kc.name, p.Merge, p.Kind, p.Name, status, body)
+			if p.Command == "" {
+				if p.Live {
+					t.Errorf("%s: the live patch of %s %s has no command", kc.name, p.Kind, p.Name)
 				}
-				dryRunPatched(t, c, kc.name, created[p.Kind+"/"+p.Name], p, prefix)
+				continue
+			}
+			// The command as printed, as the shell and kubectl read it.
+			kp := parseKubectlPatch(t, p.Command)
+			if kp.kind != p.Kind || kp.name != p.Name || kp.local == p.Live || kp.ns != p.Namespace || (kp.local && kp.file != p.At.File) {
+				t.Errorf("%s: %s patches %s %s in namespace %q (local %v, file %q); want %s %s in %q (live %v, file %q)",
+					kc.name, p.Command, kp.kind, kp.name, kp.ns, kp.local, kp.file, p.Kind, p.Name, p.Namespace, p.Live, p.At.File)
+				continue
+			}
+			path := kubeObjectPath(kp.kind, prefix+nsOrDefault(kp.ns), kp.name)
+			status, body := kubeRequest(t, c, http.MethodPatch, path, kp.ctype, kp.patch)
+			if kp.local {
+				if status != http.StatusUnprocessableEntity {
+					t.Errorf("%s: %s on the existing %s %s: HTTP %d, want 422 (immutable): %s", kc.name, kp.patch, p.Kind, p.Name, status, body)
+				}
+				dryRunPatched(t, c, kc.name, created[p.Kind+"/"+p.Name], kp, prefix)
 				continue
 			}
 			if status != http.StatusOK {
-				t.Errorf("%s: kubectl patch %s %s --type merge -p %s: HTTP %d: %s", kc.name, p.Kind, p.Name, p.Merge, status, body)
+				t.Errorf("%s: %s: HTTP %d: %s", kc.name, p.Command, status, body)
 				continue
 			}
 			again := replaceObject(t, objs, p, body, prefix)
@@ -187,22 +202,112 @@ func replaceObject(t *testing.T, objs []manifest.Object, p *preflight.KubePatch,
 	return nil
 }
 
-// dryRunPatched creates the created object with the patch applied
-// (evanphx/json-patch), under a new name, as a dry run: the API server
+// dryRunPatched creates the created object with the printed command's
+// patch applied as kubectl patch --local does (a merge patch,
+// evanphx/json-patch), under a new name, as a dry run: the API server
 // accepts the patched manifest.
-func dryRunPatched(t *testing.T, c *kubetest.Cluster, name string, created []byte, p *preflight.KubePatch, prefix string) {
+func dryRunPatched(t *testing.T, c *kubetest.Cluster, name string, created []byte, kp kubectlPatch, prefix string) {
 	t.Helper()
-	b, err := jsonpatch.MergePatch(created, p.Merge)
-	if err != nil {
-		t.Fatalf("%s: MergePatch(%s %s, %s): %v", name, p.Kind, p.Name, p.Merge, err)
+	if kp.ctype != "application/merge-patch+json" {
+		t.Fatalf("%s: kubectl patch --local of %s %s with %s: only merge patches are applied here", name, kp.kind, kp.name, kp.ctype)
 	}
-	b, err = jsonpatch.MergePatch(b, []byte(`{"metadata":{"name":"`+p.Name+`-new"}}`))
+	b, err := jsonpatch.MergePatch(created, kp.patch)
+	if err != nil {
+		t.Fatalf("%s: MergePatch(%s %s, %s): %v", name, kp.kind, kp.name, kp.patch, err)
+	}
+	b, err = jsonpatch.MergePatch(b, []byte(`{"metadata":{"name":"`+kp.name+`-new"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := kubeResources[p.Kind]
-	path := res.prefix + "/namespaces/" + prefix + nsOrDefault(p.Namespace) + "/" + res.plural + "?dryRun=All"
-	if status, body := kubeRequest(t, c, http.MethodPost, path, "application/json", b); status != http.StatusCreated {
-		t.Errorf("%s: the patched %s %s as a new object: HTTP %d, want 201: %s", name, p.Kind, p.Name, status, body)
+	res := kubeResources[kp.kind]
+	var md struct {
+		Metadata struct{ Namespace string } `json:"metadata"`
 	}
+	_ = json.Unmarshal(created, &md)
+	path := res.prefix + "/namespaces/" + md.Metadata.Namespace + "/" + res.plural + "?dryRun=All"
+	if status, body := kubeRequest(t, c, http.MethodPost, path, "application/json", b); status != http.StatusCreated {
+		t.Errorf("%s: the patched %s %s as a new object: HTTP %d, want 201: %s", name, kp.kind, kp.name, status, body)
+	}
+}
+
+// kubectlPatch is a printed kubectl patch line as kubectl reads it: the
+// object (kind from kubeResources, name, namespace; or --local -f FILE),
+// the content type of its --type (strategic without one) and the -p text.
+type kubectlPatch struct {
+	kind, name, ns, ctype, file string
+	local                       bool
+	patch                       []byte
+}
+
+// parseKubectlPatch splits line as the shell does, exactly as printed
+// (sh -c with kubectl a function that prints its arguments: kubectl is
+// not installed here), and reads kubectl patch's flags from the words.
+func parseKubectlPatch(t *testing.T, line string) kubectlPatch {
+	t.Helper()
+	out, err := exec.Command("sh", "-c", `kubectl() { printf '%s\0' "$@"; }; `+line).Output()
+	if err != nil {
+		t.Fatalf("sh -c %q: %v", line, err)
+	}
+	args := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(args) < 2 || args[0] != "patch" {
+		t.Fatalf("%s: not a kubectl patch command (words %q)", line, args)
+	}
+	kp := kubectlPatch{ctype: "application/strategic-merge-patch+json"}
+	var pos []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		val := func() string {
+			if i++; i >= len(args) {
+				t.Fatalf("%s: %s without a value", line, a)
+			}
+			return args[i]
+		}
+		switch a {
+		case "-n", "--namespace":
+			kp.ns = val()
+		case "--type":
+			types := map[string]string{"merge": "application/merge-patch+json", "json": "application/json-patch+json", "strategic": "application/strategic-merge-patch+json"}
+			v := val()
+			if kp.ctype = types[v]; kp.ctype == "" {
+				t.Fatalf("%s: kubectl patch has no --type %q", line, v)
+			}
+		case "-p", "--patch":
+			kp.patch = []byte(val())
+		case "--local":
+			kp.local = true
+		case "-f", "--filename":
+			kp.file = val()
+		case "-o", "--output":
+			val()
+		default:
+			if strings.HasPrefix(a, "-") {
+				t.Fatalf("%s: flag %s is not read here", line, a)
+			}
+			pos = append(pos, a)
+		}
+	}
+	if kp.local {
+		// kubectl patch --local -f FILE: the one object the file holds.
+		objs, _, err := manifest.Load([]string{kp.file}, nil)
+		if err != nil || len(objs) != 1 || len(pos) != 0 {
+			t.Fatalf("%s: -f %s holds %d objects (%v), arguments %q; want one object and none", line, kp.file, len(objs), err, pos)
+		}
+		kp.kind, kp.name, kp.ns = objs[0].Kind, objs[0].Name, objs[0].Namespace
+	} else {
+		// kubectl patch TYPE NAME: the type as kubectl resolves it (the
+		// kind in any case, or the plural).
+		if len(pos) != 2 {
+			t.Fatalf("%s: want TYPE NAME, got %q", line, pos)
+		}
+		for k, res := range kubeResources {
+			if strings.EqualFold(k, pos[0]) || res.plural == pos[0] {
+				kp.kind = k
+			}
+		}
+		kp.name = pos[1]
+	}
+	if !json.Valid(kp.patch) {
+		t.Fatalf("%s: -p %q is not JSON", line, kp.patch)
+	}
+	return kp
 }

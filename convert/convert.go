@@ -155,6 +155,11 @@ type Result struct {
 	// the container preflight runs in, lists the commands that convert it
 	// safely from outside (stop, one-off run, start).
 	Recipe []string `json:"recipe,omitempty"`
+	// RecipeConfirms, when the recipe's convert passes --yes (a database
+	// on a cross-vm, network or fuse filesystem), is what that --yes
+	// confirms, one statement per such database: shown to the person
+	// before the recipe, which runs without a terminal.
+	RecipeConfirms []string `json:"recipe_confirms,omitempty"`
 }
 
 // Database is the outcome for one database.
@@ -205,6 +210,9 @@ type Database struct {
 	// writerHere says the guard's writers include a process of this PID
 	// namespace (rules.WriterHere): the recipe converts from outside.
 	writerHere bool
+	// farSide is rules.RecipeConfirmation for a database on a filesystem
+	// whose far side no probe sees; empty elsewhere.
+	farSide string
 }
 
 // Refusal is one reason the guard refused a database.
@@ -371,6 +379,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			break
 		}
 	}
-	res.Recipe = recipe(rep, res, opts)
+	res.Recipe, res.RecipeConfirms = recipe(rep, res, opts)
 	return res, nil
 }

@@ -76,6 +76,9 @@ func runOne(ctx context.Context, rep *preflight.Report, t target, opts Options) 
 		return d
 	}
 	cf := convertFacts(rep, t, opts)
+	if rules.NeedsWatch(cf) {
+		d.farSide = rules.RecipeConfirmation(cf)
+	}
 	if judged(rules.Convert(cf, rules.StageOpen), &d) {
 		d.Status = StatusRefused
 		return d
@@ -290,19 +293,26 @@ func farSide(ctx context.Context, cf *rules.ConvertFacts, opts Options, d *Datab
 // recipe returns the commands that convert the refused databases from
 // outside this container, when they were refused because of processes in
 // the container preflight itself runs in (docker exec into the app's
-// container: the application is the writer).
-func recipe(rep *preflight.Report, res *Result, opts Options) []string {
+// container: the application is the writer), and what the recipe's --yes
+// confirms. The one-off convert runs without a terminal (docker run
+// without -it, or from a script), so on a filesystem whose far side no
+// probe sees it passes --yes, and the statements it confirms are shown
+// before it; the quiet-period watch still runs.
+func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []string) {
 	if rep.Docker == nil || !rep.Docker.InContainer {
-		return nil
+		return nil, nil
 	}
-	var paths []string
+	var paths, confirms []string
 	for _, d := range res.Databases {
 		if d.Status == StatusRefused && d.writerHere {
 			paths = append(paths, shell.Quote(d.Path))
+			if d.farSide != "" {
+				confirms = append(confirms, d.farSide)
+			}
 		}
 	}
 	if len(paths) == 0 {
-		return nil
+		return nil, nil
 	}
 	args := "convert"
 	if res.To != ToDelete {
@@ -310,6 +320,9 @@ func recipe(rep *preflight.Report, res *Result, opts Options) []string {
 	}
 	if s := rep.Docker.Status; s != docker.StatusRan && s != docker.StatusNoDaemon {
 		args += " --allow-unverified"
+	}
+	if len(confirms) > 0 {
+		args += " --yes"
 	}
 	args += " " + strings.Join(paths, " ")
 	prog := shell.Quote(opts.Program)
@@ -321,19 +334,26 @@ func recipe(rep *preflight.Report, res *Result, opts Options) []string {
 			dc + " stop " + svc,
 			fmt.Sprintf("%s run --rm --no-deps --entrypoint %s %s %s", dc, prog, svc, args),
 			dc + " start " + svc,
-		}
+		}, confirms
 	case self != nil:
+		// The one-off runs as the application's user (docker run --user
+		// is not inherited): the files it writes keep their owner, and
+		// it reaches the Docker API as the application did.
+		user := ""
+		if self.User != "" {
+			user = " --user " + shell.Quote(self.User)
+		}
 		return []string{
 			"docker stop " + self.Name,
-			fmt.Sprintf("docker run --rm --volumes-from %s --entrypoint %s %s %s", self.Name, prog, self.Image, args),
+			fmt.Sprintf("docker run --rm --volumes-from %s%s --entrypoint %s %s %s", self.Name, user, prog, self.Image, args),
 			"docker start " + self.Name,
-		}
+		}, confirms
 	}
 	return []string{
 		"docker compose stop SERVICE",
 		fmt.Sprintf("docker compose run --rm --no-deps --entrypoint %s SERVICE %s", prog, args),
 		"docker compose start SERVICE",
-	}
+	}, confirms
 }
 
 // writable checks that the database and its directory can be written: on

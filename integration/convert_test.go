@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/preflight-sqlite/preflight/internal/fuseloop"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
@@ -103,7 +102,9 @@ func TestConvertRefusesOtherContainer(t *testing.T) {
 
 // The docker exec refusal inside the application's own container, and
 // the compose stop / run / start recipe it prints, run for real against
-// the demo app.
+// the demo app, as printed: on a local directory, and on a FUSE share
+// (Docker Desktop's grpcfuse), where the one-off convert, without a
+// terminal, needs the recipe's --yes.
 func TestConvertDockerExecRecipe(t *testing.T) {
 	requireDocker(t)
 	if _, err := dockerCmd(t.Context(), "compose", "version"); err != nil {
@@ -112,13 +113,30 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 		}
 		t.Skipf("docker compose not available: %v", err)
 	}
-	dir := hostDir(t)
-	seed(t, "-v", dir+":/data")
+	t.Run("local", func(t *testing.T) {
+		dir := hostDir(t)
+		testComposeRecipe(t, dir, dir, "", "local")
+	})
+	t.Run("grpcfuse", func(t *testing.T) {
+		backing, mnt := grpcfuseDir(t)
+		testComposeRecipe(t, mnt, backing, " --yes", "cross-vm")
+	})
+}
+
+// testComposeRecipe runs the demo app as a compose service on host
+// directory src (whose files are in dir), refuses convert inside it, and
+// runs the printed recipe, whose convert has flags yes.
+func testComposeRecipe(t *testing.T, src, dir, yes, class string) {
+	t.Helper()
+	seed(t, "-v", src+":/data")
 	project := "pfit" + runID + strings.ToLower(strings.ReplaceAll(t.Name(), "/", ""))
 	cf := filepath.Join(t.TempDir(), "compose.yaml")
+	// The app itself, not through preflight run: on the share it would
+	// follow PREFLIGHT_JOURNAL_MODE=delete and leave WAL by itself.
 	yaml := fmt.Sprintf(`services:
   app:
     image: %s
+    entrypoint: ["/demoapp"]
     user: "0:0"
     environment:
       DEMO_INTERVAL: 1h
@@ -127,7 +145,7 @@ func TestConvertDockerExecRecipe(t *testing.T) {
     volumes:
       - %s:/data
       - %s:%s
-`, image, strings.Split(label, "=")[0], strings.Split(label, "=")[1], dir, dockerSocket, dockerSocket)
+`, image, strings.Split(label, "=")[0], strings.Split(label, "=")[1], src, dockerSocket, dockerSocket)
 	if err := os.WriteFile(cf, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -147,22 +165,20 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 	wantContains(t, "stdout", r.stdout, "/data/app.db: refused, nothing changed")
 	wantContains(t, "stdout", r.stdout, "writer: process 1 (/demoapp")
 	wantContains(t, "stdout", r.stdout, "Convert it from outside the container:")
-	var recipe []string
-	for _, l := range strings.Split(r.stdout, "\n") {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "docker compose ") {
-			recipe = append(recipe, l)
-		}
-	}
+	recipe := recipeLines(r.stdout)
 	// The project and its files come from the container's compose labels,
 	// so the recipe reaches this project from any directory.
 	dc := "docker compose -p " + project + " -f " + cf
 	want := []string{
 		dc + " stop app",
-		dc + " run --rm --no-deps --entrypoint /preflight app convert /data/app.db",
+		dc + " run --rm --no-deps --entrypoint /preflight app convert" + yes + " /data/app.db",
 		dc + " start app",
 	}
 	if strings.Join(recipe, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("recipe = %q, want %q\n%s", recipe, want, r)
+	}
+	if yes != "" {
+		wantContains(t, "stdout", r.stdout, "(/data/app.db is on a "+class+" filesystem, whose other side")
 	}
 	wantSameFiles(t, path, before)
 
@@ -179,7 +195,7 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 		}
 		wantCode(t, r, 0)
 		if i == 1 {
-			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete (local filesystem)")
+			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete ("+class+" filesystem)")
 			wantContains(t, "convert stdout", r.stdout, "quick_check ok")
 			if h := headerBytes(t, path); h != "1/1" {
 				t.Errorf("header bytes 18/19 after the one-off convert = %s, want 1/1", h)
@@ -194,22 +210,26 @@ func TestConvertDockerExecRecipe(t *testing.T) {
 	waitLog(t, id, "demoapp: pid=1 journal_mode=")
 }
 
+// recipeLines are the commands of convert's outside recipe in its text
+// output, as printed (the indented lines after the recipe's heading that
+// start with docker).
+func recipeLines(stdout string) []string {
+	_, after, _ := strings.Cut(stdout, "Convert it from outside the container:\n")
+	var out []string
+	for _, l := range strings.Split(after, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "docker ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // The entrypoint policy over a FUSE mount named grpcfuse: converted before
 // exec, the application started, the state file written; when the
 // application turns WAL back on, the next start logs wal-reenabled.
 func TestConvertEntrypointPolicy(t *testing.T) {
 	requireDocker(t)
-	testdb.NeedFUSE(t)
-	backing, mnt := hostDir(t), t.TempDir()
-	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
-	if err != nil {
-		t.Fatalf("fuseloop.Mount: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-	})
+	backing, mnt := grpcfuseDir(t)
 	opts := []string{"-v", mnt + ":/data"}
 	seed(t, opts...)
 	db := filepath.Join(backing, "app.db")
@@ -688,4 +708,50 @@ func TestConvertBackupKilled(t *testing.T) {
 		}
 	}
 	t.Logf("8 kills: %d backups cut short (.partial), %d complete", partials, completes)
+}
+
+// The docker exec refusal inside a plain container (no compose labels)
+// whose data is on a FUSE share (Docker Desktop's grpcfuse): the stop /
+// run --volumes-from / start recipe it prints, run as printed through sh
+// -c without a terminal, converts the database. The one-off convert has
+// no terminal to confirm on, so the recipe passes --yes and the output
+// says above it what that confirms.
+func TestConvertPlainContainerRecipe(t *testing.T) {
+	requireDocker(t)
+	backing, mnt := grpcfuseDir(t)
+	opts := []string{"-v", mnt + ":/data"}
+	seed(t, opts...)
+	id := idleApp(t, append(opts, "--user", "0:0", "-v", dockerSocket+":"+dockerSocket)...)
+	name := strings.TrimPrefix(strings.TrimSpace(docker(t, "inspect", "-f", "{{.Name}}", id).stdout), "/")
+	path := filepath.Join(backing, "app.db")
+	before := dbFiles(t, path)
+
+	r := docker(t, "exec", id, "/preflight", "convert", "/data/app.db")
+	wantCode(t, r, 3)
+	wantContains(t, "stdout", r.stdout, "writer: process 1 (/demoapp")
+	wantContains(t, "stdout", r.stdout, "(/data/app.db is on a cross-vm filesystem, whose other side (the host behind a VM share, other network clients) no probe sees: the --yes below confirms that nothing there has it open")
+	wantContains(t, "stderr", r.stderr, "preflight: hint: read before the recipe: /data/app.db is on a cross-vm filesystem")
+	recipe := recipeLines(r.stdout)
+	want := []string{
+		"docker stop " + name,
+		"docker run --rm --volumes-from " + name + " --user 0:0 --entrypoint /preflight " + image + " convert --yes /data/app.db",
+		"docker start " + name,
+	}
+	if strings.Join(recipe, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("recipe = %q, want %q\n%s", recipe, want, r)
+	}
+	wantContains(t, "stderr", r.stderr, "convert from outside: "+strings.Join(recipe, " ; "))
+	wantSameFiles(t, path, before)
+
+	for i, l := range recipe {
+		r := run(t, dockerTimeout, nil, "sh", "-c", l)
+		wantCode(t, r, 0)
+		if i == 1 {
+			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete (cross-vm filesystem)")
+			if h := headerBytes(t, path); h != "1/1" {
+				t.Errorf("header bytes 18/19 after the one-off convert = %s, want 1/1", h)
+			}
+		}
+	}
+	waitLog(t, id, "demoapp: pid=1 journal_mode=")
 }

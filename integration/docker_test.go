@@ -154,6 +154,25 @@ func hostDir(t *testing.T) string {
 	return dir
 }
 
+// grpcfuseDir returns a host directory (writable by the image's user) and
+// a FUSE loopback mount of it listed as fuse.grpcfuse (Docker Desktop's
+// file sharing), unmounted when the test ends; it skips without FUSE.
+func grpcfuseDir(t *testing.T) (backing, mnt string) {
+	t.Helper()
+	testdb.NeedFUSE(t)
+	backing, mnt = hostDir(t), t.TempDir()
+	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
+	if err != nil {
+		t.Fatalf("fuseloop.Mount(%q, %q, grpcfuse): %v", backing, mnt, err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(); err != nil {
+			t.Errorf("unmount: %v", err)
+		}
+	})
+	return backing, mnt
+}
+
 // waitLog waits up to 30s for a line starting with prefix in the logs of
 // container id, and returns the logs.
 func waitLog(t *testing.T, id, prefix string) string {
@@ -243,17 +262,7 @@ func TestNoVolumeEphemeral(t *testing.T) {
 // looks like on Docker Desktop. WAL there is unsafe.
 func TestGrpcfuseCrossVM(t *testing.T) {
 	requireDocker(t)
-	testdb.NeedFUSE(t)
-	backing, mnt := hostDir(t), t.TempDir()
-	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
-	if err != nil {
-		t.Fatalf("fuseloop.Mount(%q, %q, grpcfuse): %v", backing, mnt, err)
-	}
-	t.Cleanup(func() {
-		if err := unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-	})
+	backing, mnt := grpcfuseDir(t)
 	opts := []string{"-v", mnt + ":/data"}
 	seed(t, opts...)
 	if _, err := os.Stat(filepath.Join(backing, "app.db")); err != nil {
@@ -372,16 +381,7 @@ func TestPreflightImageDeepOnShare(t *testing.T) {
 	}, "rootfs/tmp"); err != nil {
 		t.Fatal(err)
 	}
-	backing, mnt := hostDir(t), t.TempDir()
-	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
-	if err != nil {
-		t.Fatalf("fuseloop.Mount(%q, %q, grpcfuse): %v", backing, mnt, err)
-	}
-	t.Cleanup(func() {
-		if err := unmount(); err != nil {
-			t.Errorf("unmount: %v", err)
-		}
-	})
+	backing, mnt := grpcfuseDir(t)
 	testdb.Make(t, filepath.Join(backing, "app.db"), "delete", 50)
 
 	name := "preflight-it-deep-" + runID

@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/preflight-sqlite/preflight/internal/fuseloop"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 )
 
@@ -611,17 +610,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // cannot see is writing.
 func TestWriterBehindShare(t *testing.T) {
 	requireBinaries(t)
-	testdb.NeedFUSE(t)
-	backing, mnt := hostDir(t), t.TempDir()
-	unmount, err := fuseloop.Mount(backing, mnt, "grpcfuse")
-	if err != nil {
-		t.Fatalf("fuseloop.Mount(%q, %q, grpcfuse): %v", backing, mnt, err)
-	}
-	t.Cleanup(func() {
-		if err := unmount(); err != nil {
-			t.Errorf("unmount %s: %v", mnt, err)
-		}
-	})
+	backing, mnt := grpcfuseDir(t)
 	// Registered after the unmount, so stopped before it.
 	app, output := startHostProcess(t, []string{"DATA_DIR=" + backing, "DEMO_INTERVAL=100ms"}, nil, filepath.Join(binDir, "demoapp"))
 	waitFor(t, "the demo app's first insert", func() bool { return strings.Contains(output(), "demoapp: insert id=") })

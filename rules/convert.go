@@ -147,6 +147,14 @@ func ConfirmStatement(f *ConvertFacts) string {
 	return fmt.Sprintf("%s is on a %s filesystem: processes on the other side (the host behind a VM share, other network clients) are invisible to every probe. Its files stayed unchanged for %s. Confirm that nothing outside this machine has it open", f.DB.Path, f.class(), f.Watch)
 }
 
+// RecipeConfirmation is what the --yes of convert's outside recipe
+// confirms for a database on a filesystem whose far side no probe sees;
+// the CLI prints it above the recipe, so the person has read it before
+// the one-off convert runs (which still watches the quiet period).
+func RecipeConfirmation(f *ConvertFacts) string {
+	return fmt.Sprintf("%s is on a %s filesystem, whose other side (the host behind a VM share, other network clients) no probe sees: the --yes below confirms that nothing there has it open, so stop any such program first", f.DB.Path, f.class())
+}
+
 // NeedsWatch reports whether the database must stay quiet for the watch
 // and be confirmed before convert changes it: processes beyond its
 // filesystem are invisible to every probe (policy.FarSideBlind).

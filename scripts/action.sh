@@ -6,8 +6,11 @@
 #
 # Inputs (environment):
 #   INPUT_VERSION    release to use: 1.2.3, v1.2.3, or latest (default)
-#   INPUT_ARGS       preflight arguments, split on whitespace
-#                    (default: compose --check)
+#   INPUT_ARGS       preflight arguments, split into words as xargs(1)
+#                    does: on spaces, tabs and line breaks, with '...',
+#                    "..." and backslash quoting, nothing expanded; an
+#                    unmatched quote is an error (default, also for an
+#                    input of only whitespace: compose --check)
 #   INPUT_SARIF_FILE where to write the SARIF log (default: preflight.sarif)
 #   INPUT_FAIL       true (default): exit with preflight's code on findings
 #                    (3 unsafe, 4 warnings with --fail-on warn); false: exit 0
@@ -127,6 +130,19 @@ verdict_of() {
 	echo "${v:-unknown}"
 }
 
+# split_args writes the words of input $1 to file $2, one a line (xargs
+# ends a quote at a line break, so no word holds one): the default
+# compose --check when $1 is only whitespace.
+split_args() {
+	local input=$1
+	case "$input" in
+	*[![:space:]]*) ;;
+	*) input='compose --check' ;;
+	esac
+	printf '%s\n' "$input" | xargs printf '%s\n' >"$2" 2>"$2.err" ||
+		die "args: $(sed 's/^xargs: //' "$2.err" | head -n 1) (the input is split like shell words: quote with '...' or \"...\", and close every quote)"
+}
+
 main() {
 	VERSION=${INPUT_VERSION:-latest}
 	VERSION=${VERSION#v}
@@ -141,12 +157,14 @@ main() {
 	case "$sarif" in
 	*$'\n'* | *$'\r'*) die "sarif-file '$sarif': a line break in a file name is refused" ;;
 	esac
-	local -a args
-	read -r -a args <<<"${INPUT_ARGS:-compose --check}"
 	WORK=$(mktemp -d)
 	trap 'rm -rf "$WORK"' EXIT
+	local -a args
+	local a
+	split_args "${INPUT_ARGS:-}" "$WORK/args"
+	while IFS= read -r a; do args+=("$a"); done <"$WORK/args"
 	bin=$(install "$WORK")
-	say "running preflight $VERSION: preflight ${args[*]} --format sarif > $sarif"
+	say "running preflight $VERSION: preflight$(printf ' %q' "${args[@]}") --format sarif > $sarif"
 	"$bin" "${args[@]}" --format sarif >"$sarif" || code=$?
 	local verdict
 	verdict=$(verdict_of "$sarif")

@@ -61,6 +61,15 @@ func releaseDir(t *testing.T, version string) (string, string) {
 	return dir, name
 }
 
+// skipActionPlatform skips a test on a platform releaseDir builds no
+// archive for.
+func skipActionPlatform(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
+		t.Skipf("the action test builds a linux/amd64 or linux/arm64 release, not %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+}
+
 // runAction runs the action's script in project directory dir with the
 // given environment and returns its exit code, stderr and the outputs it
 // wrote to GITHUB_OUTPUT.
@@ -93,10 +102,8 @@ func runAction(t *testing.T, dir string, env ...string) (int, string, string) {
 // against SHA256SUMS, runs the command and writes SARIF and the verdict;
 // an archive whose checksum does not match is never run.
 func TestActionScript(t *testing.T) {
-	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
-		t.Skipf("the action test builds a linux/amd64 or linux/arm64 release, not %s/%s", runtime.GOOS, runtime.GOARCH)
-	}
 	const version = "0.0.0-test"
+	skipActionPlatform(t)
 	rel, archive := releaseDir(t, version)
 	project := t.TempDir()
 	if err := os.Mkdir(filepath.Join(project, "data"), 0o755); err != nil {
@@ -169,5 +176,52 @@ func testActionTampered(t *testing.T, project, version, args string) {
 		if _, err := os.Stat(sarif); err == nil {
 			t.Errorf("action, %s: preflight ran (%s written)", tt.name, sarif)
 		}
+	}
+}
+
+// TestActionArgs: the args input is split into words on spaces and line
+// breaks (args: | over several lines), quotes group words, an input of
+// only whitespace is the default, and an unmatched quote fails before
+// preflight runs.
+func TestActionArgs(t *testing.T) {
+	const version = "0.0.0-test"
+	skipActionPlatform(t)
+	rel, _ := releaseDir(t, version)
+	project := t.TempDir()
+	for name, body := range map[string]string{
+		// compose.yaml is safe; the prod files bind a host directory on
+		// Docker Desktop (exit 3).
+		"compose.yaml":      "services:\n  app:\n    image: example/app\n    volumes:\n      - data:/data\nvolumes:\n  data: {}\n",
+		"compose.prod.yaml": "services:\n  app:\n    image: example/app\n    volumes:\n      - ./data:/data\n",
+		"my prod.yaml":      "services:\n  app:\n    image: example/app\n    volumes:\n      - ./data:/data\n",
+	} {
+		if err := os.WriteFile(filepath.Join(project, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name, args string
+		code       int
+		stderr     string
+	}{
+		{"one line", "compose --docker off --platform desktop --data-dir app:/data -f compose.prod.yaml", exitUnsafe, ""},
+		{"multi-line", "compose --docker off --platform desktop\n  --data-dir app:/data\n-f compose.prod.yaml\n", exitUnsafe,
+			"preflight compose --docker off --platform desktop --data-dir app:/data -f compose.prod.yaml --format sarif"},
+		{"tabs and blank lines", "compose\t--docker off\n\n--platform desktop --data-dir app:/data", exitOK, ""},
+		{"single quotes", "compose --docker off --platform desktop --data-dir app:/data -f 'my prod.yaml'", exitUnsafe, `-f my\ prod.yaml --format sarif`},
+		{"double quotes over lines", "compose --docker off\n--platform desktop --data-dir app:/data\n-f \"my prod.yaml\"", exitUnsafe, `-f my\ prod.yaml --format sarif`},
+		{"only whitespace", " \n\t\n", exitOK, "preflight compose --check --format sarif"},
+		{"unmatched quote", "compose --docker off -f 'my prod.yaml", exitInternal, "preflight-action: error: args: unmatched single quote"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sarif := filepath.Join(t.TempDir(), "out.sarif")
+			code, stderr, outputs := runAction(t, project, "INPUT_VERSION="+version, "PREFLIGHT_BASE_URL="+rel, "INPUT_SARIF_FILE="+sarif, "INPUT_ARGS="+tt.args)
+			if code != tt.code || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("action with args %q: exit %d, want %d with %q in stderr; outputs %q\n%s", tt.args, code, tt.code, tt.stderr, outputs, stderr)
+			}
+			if _, err := os.Stat(sarif); tt.code == exitInternal && err == nil {
+				t.Errorf("action with args %q: preflight ran (%s written)", tt.args, sarif)
+			}
+		})
 	}
 }

@@ -42,7 +42,7 @@ type CheckFlags struct {
 // table when --mountinfo is set.
 func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, error) {
 	dataDirs := f.DataDir
-	if !g.given("--data-dir") {
+	if !g.given("data-dir") {
 		// From PREFLIGHT_DATA_DIR: a comma-separated list, which PATH
 		// arguments replace. The flag itself is repeatable and never split,
 		// so a directory name may hold a comma.

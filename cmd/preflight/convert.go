@@ -143,6 +143,9 @@ func convertExit(g *Globals, res *convert.Result) error {
 	case res.Refused():
 		var hints []string
 		if len(res.Recipe) > 0 {
+			for _, c := range res.RecipeConfirms {
+				hints = append(hints, "read before the recipe: "+c)
+			}
 			hints = append(hints, "the application in this container is the writer; convert from outside: "+strings.Join(res.Recipe, " ; "))
 		}
 		return &exitError{code: exitUnsafe, err: errors.New("convert: refused (see above); nothing was changed"), hints: hints}
@@ -164,6 +167,9 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 	}
 	if len(r.Recipe) > 0 {
 		b.WriteString("\nThe application in this container has the database open. Convert it from outside the container:\n")
+		for _, c := range r.RecipeConfirms {
+			fmt.Fprintf(&b, "  (%s)\n", oneLine(c))
+		}
 		for _, l := range r.Recipe {
 			fmt.Fprintf(&b, "  %s\n", oneLine(l))
 		}

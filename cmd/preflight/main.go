@@ -21,6 +21,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
+	"github.com/spf13/pflag"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -41,20 +42,17 @@ type Globals struct {
 	// cmdArgs is what follows "--" after `run`, kept out of the flag
 	// parser (it is the application's command line, possibly long).
 	cmdArgs []string
+	// flags is the running command's flag set, parsed (given).
+	flags *pflag.FlagSet
 }
 
-// given reports whether flag (e.g. "--data-dir") was on the command line
-// before "--", as opposed to coming from its environment variable.
-func (g *Globals) given(flag string) bool {
-	for _, a := range g.args {
-		if a == "--" {
-			return false
-		}
-		if a == flag || strings.HasPrefix(a, flag+"=") {
-			return true
-		}
-	}
-	return false
+// given reports whether flag name (e.g. "data-dir") was on preflight's
+// own command line, as opposed to coming from its environment variable.
+// It is pflag's Changed: parsing stops at run's "--" or first positional
+// (the application), so an application's own --data-dir is not preflight's.
+func (g *Globals) given(name string) bool {
+	fl := g.flags.Lookup(name)
+	return fl != nil && fl.Changed
 }
 
 // command is one entry of the command tree: its name, its one-line help

@@ -87,6 +87,7 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 			if err := spec.bind(c.Flags(), args); err != nil {
 				return err
 			}
+			g.flags = c.Flags()
 			return &ranError{model.Run(g)}
 		}
 		specs[c] = spec

@@ -194,6 +194,10 @@ type Container struct {
 	SwarmService string     `json:"swarm_service,omitempty"`
 	SwarmTask    string     `json:"swarm_task,omitempty"`
 	Mounts       []MountRef `json:"mounts"`
+	// User is the user the container runs as (Config.User: its --user,
+	// or the image's USER; empty: the image's default, root), known only
+	// for a container that was inspected (our own).
+	User string `json:"user,omitempty"`
 }
 
 // Relations in Writer.Relation.

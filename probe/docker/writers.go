@@ -148,7 +148,7 @@ func fromInspect(r *container.InspectResponse) *Container {
 		c.State = string(r.State.Status)
 	}
 	if r.Config != nil {
-		c.Image = r.Config.Image
+		c.Image, c.User = r.Config.Image, r.Config.User
 		c.setLabels(r.Config.Labels)
 	}
 	return c
