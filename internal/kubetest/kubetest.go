@@ -234,3 +234,21 @@ func (c *Cluster) InClusterEnv() []string {
 func (c *Cluster) Stop() {
 	c.stop()
 }
+
+// NeedKubectl returns the path of the kubectl that scripts/kube-tools.sh
+// builds beside the API server (in BinDir's directory), skipping the test
+// (failing it when Required) when it is missing, as NeedBinaries does.
+func NeedKubectl(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(NeedBinaries(t), "kubectl")
+	fi, err := os.Stat(path)
+	if err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+		return path
+	}
+	msg := fmt.Sprintf("kubectl test: no executable %s (build it with scripts/kube-tools.sh, or set PREFLIGHT_KUBE_BIN)", path)
+	if Required() {
+		t.Fatal(msg + " (CI=true or PREFLIGHT_REQUIRE_KUBE=1)")
+	}
+	t.Skip(msg)
+	return ""
+}
