@@ -267,7 +267,7 @@ func TestRunExec(t *testing.T) {
 	if want := fmt.Sprintf("%d delete cross-vm delete\n", pid); out != want {
 		t.Errorf("run: child printed %q, want %q (same pid: exec, not fork)", out, want)
 	}
-	if n := strings.Count(stderr, "wal-on-cross-vm"); n != 1 || !strings.HasPrefix(stderr, "preflight: error: wal-on-cross-vm: ") {
+	if n := strings.Count(stderr, "preflight: error: wal-on-cross-vm: "); n != 1 || !strings.HasPrefix(stderr, "preflight: error: wal-on-cross-vm: ") {
 		t.Errorf("run stderr logs wal-on-cross-vm %d times, want once as first line:\n%s", n, stderr)
 	}
 
