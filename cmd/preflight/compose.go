@@ -39,7 +39,7 @@ type ComposeCmd struct {
 	Write        bool   `name:"write" xor:"output" help:"Edit the compose files in place (each saved first as FILE.bak), after checking the result loads."`
 	Live         bool   `name:"live" help:"Also ask the engine for the project's running containers (label com.docker.compose.project): their actual sources and other containers writing them."`
 	Format       string `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the compose field) or sarif (SARIF 2.1.0: each finding at the line that declares its mount)."`
-	MigrateImage string `name:"migrate-image" default:"preflight" placeholder:"IMAGE" help:"Image with preflight for the printed migration command, when the service's image does not run preflight."`
+	MigrateImage string `name:"migrate-image" placeholder:"IMAGE" help:"Image with preflight for the printed migration command, when the service's image does not run preflight (default: ghcr.io/preflight-sqlite/preflight:VERSION, this release; a development build needs it given)."`
 
 	Docker        string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Ask the Docker Engine API which engine runs binds: auto or off."`
 	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
@@ -63,6 +63,10 @@ func (c *ComposeCmd) Run(g *Globals) error {
 	if err != nil {
 		if errors.Is(err, preflight.ErrComposeInput) {
 			return usageError(err, "run docker compose config with the same flags to see how Compose reads the project")
+		}
+		if errors.Is(err, compose.ErrNoMigrateImage) {
+			return usageError(fmt.Errorf("%w: --migrate-image must be given", err),
+				fmt.Sprintf("this build's version, %s, is not a release's, so no released image matches it: give --migrate-image IMAGE, an image with /preflight (scripts/build.sh && docker build -t preflight . builds one: --migrate-image preflight), or a release's ghcr.io/preflight-sqlite/preflight:VERSION", buildVersion()))
 		}
 		return err
 	}
@@ -100,7 +104,7 @@ func (c *ComposeCmd) options(g *Globals) (preflight.ComposeOptions, error) {
 		DataDirs: c.DataDir, Platform: c.Platform, Live: c.Live, Ignore: c.Ignore,
 		Docker:    docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout},
 		FSTimeout: c.FSTimeout,
-		Plan:      compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: c.MigrateImage},
+		Plan:      compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: nonEmpty(c.MigrateImage, releaseImage(buildVersion()))},
 	}
 	if g.Mountinfo != "" {
 		t, err := mounts.ReadFile(g.Mountinfo)
