@@ -101,20 +101,30 @@ func runAction(t *testing.T, dir string, env ...string) (int, string, string) {
 	return code, stderr.String(), string(out)
 }
 
-// TestActionScript: the action downloads the release archive, verifies it
-// against SHA256SUMS, runs the command and writes SARIF and the verdict;
-// an archive whose checksum does not match is never run.
-func TestActionScript(t *testing.T) {
-	const version = "0.0.0-test"
+// actionProject skips unless the test binary can be a release archive
+// here, and returns a release of version (releaseDir: its directory and
+// archive name) and a project directory with data/ bound to app:/data by
+// compose.yaml.
+func actionProject(t *testing.T, version string) (rel, archive, project string) {
+	t.Helper()
 	skipActionPlatform(t)
-	rel, archive := releaseDir(t, version)
-	project := t.TempDir()
+	rel, archive = releaseDir(t, version)
+	project = t.TempDir()
 	if err := os.Mkdir(filepath.Join(project, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(project, "compose.yaml"), []byte("services:\n  app:\n    image: example/app\n    volumes:\n      - ./data:/data\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return rel, archive, project
+}
+
+// TestActionScript: the action downloads the release archive, verifies it
+// against SHA256SUMS, runs the command and writes SARIF and the verdict;
+// an archive whose checksum does not match is never run.
+func TestActionScript(t *testing.T) {
+	const version = "0.0.0-test"
+	rel, archive, project := actionProject(t, version)
 	sch := loadSARIFSchema(t)
 	args := "INPUT_ARGS=compose --docker off --platform desktop --data-dir app:/data"
 
@@ -236,12 +246,7 @@ func TestActionArgs(t *testing.T) {
 // is not a release tag runs latest and says so.
 func TestActionVersionFromRef(t *testing.T) {
 	const version = "0.0.0-test"
-	skipActionPlatform(t)
-	rel, _ := releaseDir(t, version)
-	project := t.TempDir()
-	if err := os.Mkdir(filepath.Join(project, "data"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	rel, _, project := actionProject(t, version)
 	// No ref from the test's own environment (a CI runner's).
 	clean := []string{"INPUT_VERSION=", "PREFLIGHT_ACTION_REF=", "GITHUB_ACTION_REF=", "GITHUB_ACTION_PATH=", "PREFLIGHT_BASE_URL=" + rel, "INPUT_ARGS=check --docker off data"}
 	for _, ref := range [][]string{
