@@ -21,8 +21,16 @@
 #
 #   COPY --from=preflight /preflight /preflight
 #   ENTRYPOINT ["/preflight", "run", "--data-dir", "/data", "--"]
+#
+# or, in an image whose entrypoint is a shell script (or that has a shell),
+# entrypoint.sh too, which puts preflight in front of the command:
+#
+#   COPY --from=ghcr.io/preflight-sqlite/preflight:VERSION /preflight /entrypoint.sh /usr/local/bin/
+#   ENTRYPOINT ["/usr/local/bin/entrypoint.sh"]
 FROM scratch
 COPY bin/preflight-nocompose /preflight
+# Not run here (scratch has no shell): for images that copy it.
+COPY entrypoint.sh /entrypoint.sh
 # A writable /tmp for `check --deep`, which checks a database across a share
 # on a private copy there (--tmp-dir, PREFLIGHT_TMP_DIR, to put it
 # elsewhere). scratch has no mkdir, so copy an empty directory

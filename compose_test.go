@@ -22,6 +22,7 @@ func composeOpts(file, platform string) preflight.ComposeOptions {
 		Platform: platform,
 		Docker:   docker.Options{Mode: docker.ModeOff},
 		NoDisk:   true,
+		Plan:     compose.PlanOptions{MigrateImage: "preflight"},
 	}
 }
 

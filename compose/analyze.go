@@ -93,7 +93,7 @@ func Analyze(ctx context.Context, l *Loaded, opts Options) (*Analysis, error) {
 		}
 	}
 	a.bySource(table, opts)
-	a.NotJudged = notJudged(a.Mounts, opts.NoDisk)
+	a.NotJudged = notJudged(a.Mounts, opts.NoDisk, a.Platform.Kind == PlatformLinux)
 	a.Warnings = l.Warnings
 	shared(a.Mounts)
 	deploy(a.Mounts, p.Services)
@@ -718,12 +718,15 @@ func (a *Analysis) bySource(table *mounts.Table, opts Options) {
 
 // notJudged lists the read-write binds whose content is unknown (not read
 // from disk, or absent) of services whose images are not catalogued,
-// unless a service that knows the source mounts it.
-func notJudged(ms []Mount, noDisk bool) []NotJudged {
+// unless a service that knows the source mounts it. On a native Linux
+// engine (linux) that includes a bind that is only possibly a data
+// directory (Possible): no bind rule judges a local host directory, so
+// its unknown content would otherwise pass as safe.
+func notJudged(ms []Mount, noDisk, linux bool) []NotJudged {
 	out := []NotJudged{}
 	for i := range ms {
 		m := &ms[i]
-		if m.Type != types.VolumeTypeBind || m.DataDir || m.NotData != "" || !m.ReadWrite || m.known {
+		if m.Type != types.VolumeTypeBind || m.DataDir && !(linux && m.Confidence == Possible) || m.NotData != "" || !m.ReadWrite || m.known {
 			continue
 		}
 		src := filepath.Clean(m.Source)

@@ -34,7 +34,7 @@ func rewriteAll(t testing.TB, dir string, src []byte) (*compose.Analysis, []comp
 			which = append(which, i)
 		}
 	}
-	edits, err := a.Plan(which, nil, compose.PlanOptions{})
+	edits, err := a.Plan(which, nil, compose.PlanOptions{MigrateImage: "preflight"})
 	return a, edits, err
 }
 

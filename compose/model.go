@@ -8,6 +8,7 @@ package compose
 import (
 	"bytes"
 	"context"
+	"errors"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/probe/docker"
@@ -349,9 +350,15 @@ type PlanOptions struct {
 	ComposeArgs string
 	// MigrateImage is the image holding preflight for the one-shot
 	// migration container when the service's own image does not run
-	// preflight; default "preflight" (this repository's Dockerfile).
+	// preflight. It has no default: without it, Plan returns
+	// ErrNoMigrateImage when a migration needs it.
 	MigrateImage string
 }
+
+// ErrNoMigrateImage is Plan's error when a migration needs an image with
+// preflight (the service's own image does not run it) and
+// PlanOptions.MigrateImage is empty.
+var ErrNoMigrateImage = errors.New("no image with preflight for the migration command")
 
 // Deploy modes and update orders in Deploy (the Compose specification's
 // deploy section, https://github.com/compose-spec/compose-spec/blob/main/deploy.md).

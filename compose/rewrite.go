@@ -32,14 +32,14 @@ type splice struct {
 // index to the finding IDs that made it risky. Every touched file is
 // returned, changed or not, in a stable order. a.Rewrites is set.
 func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions) ([]FileEdit, error) {
-	if opts.MigrateImage == "" {
-		opts.MigrateImage = "preflight"
-	}
 	p := &plan{taken: a.takenVolumes(), byHost: map[string]planned{}, edits: map[string][]splice{},
 		adds: map[string][]string{}, seen: map[string]bool{}}
 	a.Rewrites = nil
 	for _, i := range which {
 		a.Rewrites = append(a.Rewrites, a.planMount(p, i, findings[i], opts))
+	}
+	if p.noImage != "" {
+		return nil, fmt.Errorf("plan the migration of %s: %w", p.noImage, ErrNoMigrateImage)
 	}
 	a.leftBehind()
 	a.declareVolumes(p)
@@ -53,6 +53,9 @@ type plan struct {
 	edits  map[string][]splice // file: its splices
 	adds   map[string][]string // file: the volume keys to declare in it
 	seen   map[string]bool     // FILE@OFFSET of the splices made
+	// noImage is the first mount (SERVICE:TARGET) whose migration needs
+	// PlanOptions.MigrateImage when it is empty.
+	noImage string
 }
 
 // planned is the volume chosen for a host directory, and the first mount
@@ -107,6 +110,9 @@ func (a *Analysis) planMount(p *plan, i int, findings []string, opts PlanOptions
 		rw.SameAs = fmt.Sprintf("the same host directory as %s: migrate once", pl.first)
 	default:
 		rw.Migrate = migration(a, m, rw, opts)
+		if opts.MigrateImage == "" && preflightIn(a, m.Service) == "" && p.noImage == "" {
+			p.noImage = m.Key()
+		}
 		if m.SourceMissing {
 			rw.Note = fmt.Sprintf("%s does not exist on this machine, so there is no data here to move: run the migration where the project's data is, or skip it for a new project", m.Source)
 		}

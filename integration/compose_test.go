@@ -97,7 +97,7 @@ services:
 	}
 
 	pf := filepath.Join(binDir, "preflight")
-	r := run(t, dockerTimeout, nil, pf, "compose", "-f", file, "-p", project, "--docker", "off", "--platform", "desktop", "--check")
+	r := run(t, dockerTimeout, nil, pf, "compose", "-f", file, "-p", project, "--docker", "off", "--platform", "desktop", "--migrate-image", image, "--check")
 	wantCode(t, r, 3)
 	if !strings.Contains(r.stdout, "bind-on-desktop") {
 		t.Fatalf("no bind-on-desktop finding:\n%s", r)

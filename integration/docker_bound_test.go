@@ -88,7 +88,9 @@ func listProxy(t *testing.T, write func(w io.Writer, ctx context.Context)) strin
 // container limited to 128 MiB whose DOCKER_HOST is the proxy at sock,
 // over a seeded WAL database, and waits for it to exit. It returns the
 // logs and how long the container ran, after checking it was not
-// OOM-killed and exited 0.
+// OOM-killed and exited 0. The log is JSON (--log-format json), whose
+// lines keep each finding's whole message (a text line is the short
+// reason).
 func runBehind(t *testing.T, sock string) (result, time.Duration) {
 	t.Helper()
 	requireDocker(t)
@@ -96,12 +98,13 @@ func runBehind(t *testing.T, sock string) (result, time.Duration) {
 	seed(t, "-v", vol+":/data")
 	id := startApp(t, "--memory", "128m", "--memory-swap", "128m",
 		"-v", vol+":/data", "-v", sock+":/run/proxy.sock",
-		"-e", "DOCKER_HOST=unix:///run/proxy.sock", "-e", "DEMO_ROWS=1", image)
+		"-e", "DOCKER_HOST=unix:///run/proxy.sock", "-e", "DEMO_ROWS=1", "-e", "PREFLIGHT_LOG_FORMAT=json", image)
 	wantCode(t, docker(t, "wait", id), 0)
 	took := ranFor(t, id)
 	logs := docker(t, "logs", id)
 	wantContains(t, "app stdout", logs.stdout, "demoapp: pid=1 journal_mode=wal db=/data/app.db")
-	wantContains(t, "preflight stderr", logs.stderr, "preflight: info: docker-unreachable: ")
+	wantContains(t, "preflight stderr", logs.stderr, `{"level":"info","id":"docker-unreachable",`)
+	wantContains(t, "preflight stderr", logs.stderr, `"url":"https://preflight-sqlite.github.io/preflight/reference/findings/#docker-unreachable"`)
 	return logs, took
 }
 

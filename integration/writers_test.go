@@ -347,7 +347,7 @@ func otherContainer(t *testing.T, data, relation string) {
 	wantCode(t, r, 0)
 	wantContains(t, "run stderr", r.stderr, "preflight: warn: multiple-writers: /data/app.db")
 	wantContains(t, "run stderr", r.stderr, "preflight: info: live-writer-container: /data/app.db")
-	wantContains(t, "run stderr", r.stderr, nameA)
+	wantContains(t, "run stderr", r.stderr, "reference/findings/#live-writer-container)")
 	wantNotContains(t, "run stderr", r.stderr, nameC)
 	wantContains(t, "app stdout", r.stdout, "demoapp: pid=1 journal_mode=wal db=/data/app.db")
 

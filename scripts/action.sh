@@ -5,7 +5,12 @@
 # SARIF log and the verdict.
 #
 # Inputs (environment):
-#   INPUT_VERSION    release to use: 1.2.3, v1.2.3, or latest (default)
+#   INPUT_VERSION    release to use: 1.2.3, v1.2.3, or latest; default the
+#                    release the Action is used at (action_version)
+#   PREFLIGHT_ACTION_REF, GITHUB_ACTION_REF, GITHUB_ACTION_PATH  the ref the
+#                    Action is used at (uses: preflight-sqlite/preflight@REF),
+#                    in this order (action.yml sets the first: a composite
+#                    action's steps may see GITHUB_ACTION_REF empty)
 #   INPUT_ARGS       preflight arguments, split into words as xargs(1)
 #                    does: on spaces, tabs and line breaks, with '...',
 #                    "..." and backslash quoting, nothing expanded; an
@@ -143,8 +148,30 @@ split_args() {
 		die "args: $(sed 's/^xargs: //' "$2.err" | head -n 1) (the input is split like shell words: quote with '...' or \"...\", and close every quote)"
 }
 
+# action_version prints the release the Action is used at: v1.2.3 (or
+# v1.2.0-rc.1) as the ref runs 1.2.3; any other ref (a branch, a commit, a
+# major tag such as v1) runs latest, and says so.
+action_version() {
+	local ref=${PREFLIGHT_ACTION_REF:-${GITHUB_ACTION_REF:-}}
+	if [ -z "$ref" ]; then
+		case "${GITHUB_ACTION_PATH:-}" in
+		*/_actions/*/*/*)
+			ref=${GITHUB_ACTION_PATH%/}
+			ref=${ref##*/}
+			;;
+		esac
+	fi
+	if [[ $ref =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
+		say "version: ${ref#v}, the release the Action is used at (@$ref)"
+		echo "${ref#v}"
+		return
+	fi
+	say "version: latest, since the Action's ref '${ref:-unknown}' is not a release tag (use preflight-sqlite/preflight@vX.Y.Z, or set the version input, to pin one)"
+	echo latest
+}
+
 main() {
-	VERSION=${INPUT_VERSION:-latest}
+	VERSION=${INPUT_VERSION:-$(action_version)}
 	VERSION=${VERSION#v}
 	if [ "$VERSION" = latest ]; then VERSION=$(latest_version); fi
 	case "$VERSION" in

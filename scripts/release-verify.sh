@@ -2,8 +2,9 @@
 # Check a goreleaser dist directory (scripts/release-check.sh runs it on the
 # snapshot build; on a real release's dist it checks the same things):
 #   - SHA256SUMS lists every archive and SBOM, and each sum matches
-#   - each archive holds LICENSE, README.md and preflight (preflight.exe), and on
-#     Linux preflight-nocompose; each has its CycloneDX SBOM
+#   - each archive holds LICENSE, README.md, entrypoint.sh (executable) and
+#     preflight (preflight.exe), and on Linux preflight-nocompose; each has
+#     its CycloneDX SBOM
 #     (ARCHIVE.cdx.json) naming the Go standard library it was built with
 #   - every binary is static (no ELF interpreter), its mtime is the
 #     commit time (mod_timestamp: reproducible archives), and it is within
@@ -142,17 +143,21 @@ for a in "${archives[@]}"; do
 		bad "$name: SBOM names no Go standard library (std)"
 	fi
 	case $a in
-	*.zip) list=$(unzip -Z1 "$a") ;;
-	*) list=$(tar -tzf "$a") ;;
+	*.zip) list=$(unzip -Z1 "$a") mode=$(unzip -Z "$a" entrypoint.sh 2>/dev/null | awk '{print $1}') ;;
+	*) list=$(tar -tzf "$a") mode=$(tar -tvzf "$a" entrypoint.sh 2>/dev/null | awk '{print $1}') ;;
 	esac
-	want="LICENSE README.md preflight"
+	want="LICENSE README.md entrypoint.sh preflight"
 	case $name in
-	*_windows_*) want="LICENSE README.md preflight.exe" ;;
-	*_linux_*) want="LICENSE README.md preflight preflight-nocompose" ;;
+	*_windows_*) want="LICENSE README.md entrypoint.sh preflight.exe" ;;
+	*_linux_*) want="LICENSE README.md entrypoint.sh preflight preflight-nocompose" ;;
 	esac
 	for f in $want; do
 		grep -qx "$f" <<<"$list" || bad "$name: no $f (has: ${list//$'\n'/ })"
 	done
+	case $mode in
+	-rwxr-xr-x) ;;
+	*) bad "$name: entrypoint.sh has mode '${mode}', want -rwxr-xr-x" ;;
+	esac
 done
 
 check_binaries

@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v4"
 )
 
 // actionScript is the GitHub Action's logic (action.yml runs it).
@@ -98,20 +101,30 @@ func runAction(t *testing.T, dir string, env ...string) (int, string, string) {
 	return code, stderr.String(), string(out)
 }
 
-// TestActionScript: the action downloads the release archive, verifies it
-// against SHA256SUMS, runs the command and writes SARIF and the verdict;
-// an archive whose checksum does not match is never run.
-func TestActionScript(t *testing.T) {
-	const version = "0.0.0-test"
+// actionProject skips unless the test binary can be a release archive
+// here, and returns a release of version (releaseDir: its directory and
+// archive name) and a project directory with data/ bound to app:/data by
+// compose.yaml.
+func actionProject(t *testing.T, version string) (rel, archive, project string) {
+	t.Helper()
 	skipActionPlatform(t)
-	rel, archive := releaseDir(t, version)
-	project := t.TempDir()
+	rel, archive = releaseDir(t, version)
+	project = t.TempDir()
 	if err := os.Mkdir(filepath.Join(project, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(project, "compose.yaml"), []byte("services:\n  app:\n    image: example/app\n    volumes:\n      - ./data:/data\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return rel, archive, project
+}
+
+// TestActionScript: the action downloads the release archive, verifies it
+// against SHA256SUMS, runs the command and writes SARIF and the verdict;
+// an archive whose checksum does not match is never run.
+func TestActionScript(t *testing.T) {
+	const version = "0.0.0-test"
+	rel, archive, project := actionProject(t, version)
 	sch := loadSARIFSchema(t)
 	args := "INPUT_ARGS=compose --docker off --platform desktop --data-dir app:/data"
 
@@ -223,5 +236,92 @@ func TestActionArgs(t *testing.T) {
 				t.Errorf("action with args %q: preflight ran (%s written)", tt.args, sarif)
 			}
 		})
+	}
+}
+
+// TestActionVersionFromRef: without the version input, the Action runs
+// the release it is used at (uses: preflight-sqlite/preflight@v1.2.3),
+// read from github.action_ref (action.yml's PREFLIGHT_ACTION_REF), else
+// GITHUB_ACTION_REF, else the last part of GITHUB_ACTION_PATH; a ref that
+// is not a release tag runs latest and says so.
+func TestActionVersionFromRef(t *testing.T) {
+	const version = "0.0.0-test"
+	rel, _, project := actionProject(t, version)
+	// No ref from the test's own environment (a CI runner's).
+	clean := []string{"INPUT_VERSION=", "PREFLIGHT_ACTION_REF=", "GITHUB_ACTION_REF=", "GITHUB_ACTION_PATH=", "PREFLIGHT_BASE_URL=" + rel, "INPUT_ARGS=check --docker off data"}
+	for _, ref := range [][]string{
+		{"PREFLIGHT_ACTION_REF=v" + version},
+		{"GITHUB_ACTION_REF=v" + version},
+		{"GITHUB_ACTION_PATH=/home/runner/work/_actions/preflight-sqlite/preflight/v" + version},
+	} {
+		code, stderr, outputs := runAction(t, project, append(clean, ref...)...)
+		if code != 0 || !strings.Contains(outputs, "version="+version+"\n") || !strings.Contains(stderr, "the release the Action is used at (@v"+version+")") {
+			t.Errorf("action with %s and no version input: exit %d, outputs %q; want 0 and version=%s\n%s", ref[0], code, outputs, version, stderr)
+		}
+	}
+	// A branch runs latest, which the log names; the lookup of latest
+	// fails here (no proxy answers), so nothing runs.
+	for _, ref := range []string{"main", "v1", "0123456789abcdef0123456789abcdef01234567"} {
+		code, stderr, outputs := runAction(t, project, append(clean, "PREFLIGHT_ACTION_REF="+ref, "https_proxy=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9")...)
+		want := "version: latest, since the Action's ref '" + ref + "' is not a release tag"
+		if code != exitInternal || !strings.Contains(stderr, want) || !strings.Contains(stderr, "could not find the latest release") || outputs != "" {
+			t.Errorf("action at ref %s: exit %d, outputs %q; want 1, %q and the latest release looked up\n%s", ref, code, outputs, want, stderr)
+		}
+	}
+	// The version input wins over the ref.
+	code, stderr, outputs := runAction(t, project, append(clean, "PREFLIGHT_ACTION_REF=main", "INPUT_VERSION=v"+version)...)
+	if code != 0 || !strings.Contains(outputs, "version="+version+"\n") || strings.Contains(stderr, "latest") {
+		t.Errorf("action with version v%s at ref main: exit %d, outputs %q; want 0, version=%s, no latest\n%s", version, code, outputs, version, stderr)
+	}
+}
+
+// TestExampleWorkflowsUseTheAction: the example workflows run preflight
+// through this repository's Action pinned to a release tag, which picks
+// the version (no version input, no setup-go or go install), with
+// arguments preflight accepts.
+func TestExampleWorkflowsUseTheAction(t *testing.T) {
+	release := regexp.MustCompile(`^preflight-sqlite/preflight@v[0-9]+\.[0-9]+\.[0-9]+$`)
+	for _, name := range []string{"github-workflow.yml", "code-scanning.yml"} {
+		b, err := os.ReadFile(filepath.Join("../../examples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf struct {
+			Jobs map[string]struct {
+				Steps []struct {
+					Uses string            `yaml:"uses"`
+					Run  string            `yaml:"run"`
+					With map[string]string `yaml:"with"`
+				} `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		if err := yaml.Unmarshal(b, &wf); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		actions := 0
+		for job, j := range wf.Jobs {
+			for i, s := range j.Steps {
+				if strings.HasPrefix(s.Uses, "actions/setup-go") || strings.Contains(s.Run, "go install") || strings.Contains(s.Run, "go build") {
+					t.Errorf("%s: job %s step %d builds preflight (%s%s); want the Action", name, job, i, s.Uses, s.Run)
+				}
+				if !strings.HasPrefix(s.Uses, "preflight-sqlite/preflight") {
+					continue
+				}
+				actions++
+				if !release.MatchString(s.Uses) {
+					t.Errorf("%s: uses %s, want the Action pinned to a release tag (@vX.Y.Z)", name, s.Uses)
+				}
+				if v, ok := s.With["version"]; ok {
+					t.Errorf("%s: version: %s given; the Action's tag picks it", name, v)
+				}
+				args := append(strings.Fields(s.With["args"]), "--help")
+				if _, stderr, code := runMain(t, args...); code != exitOK {
+					t.Errorf("%s: preflight %s: exit %d, want 0:\n%s", name, strings.Join(args, " "), code, stderr)
+				}
+			}
+		}
+		if actions == 0 {
+			t.Errorf("%s: no step uses preflight-sqlite/preflight", name)
+		}
 	}
 }

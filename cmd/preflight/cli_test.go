@@ -64,10 +64,10 @@ func TestFlagEnvironment(t *testing.T) {
 		t.Errorf("mounts --format text with PREFLIGHT_FORMAT=json: exit %d, stdout %q; want text", code, stdout)
 	}
 
-	t.Setenv("PREFLIGHT_FROM", "/nonexistent-from")
+	t.Setenv("PREFLIGHT_MIGRATE_FROM", "/nonexistent-from")
 	_, stderr, code = runMain(t, "migrate")
 	if code != exitUsage || !strings.Contains(stderr, "missing flags: --to=DIR") || strings.Contains(stderr, "--from=DIR") {
-		t.Errorf("migrate with PREFLIGHT_FROM: exit %d, stderr %q; want only --to missing", code, stderr)
+		t.Errorf("migrate with PREFLIGHT_MIGRATE_FROM: exit %d, stderr %q; want only --to missing", code, stderr)
 	}
 }
 

@@ -39,7 +39,7 @@ type ComposeCmd struct {
 	Write        bool   `name:"write" xor:"output" help:"Edit the compose files in place (each saved first as FILE.bak), after checking the result loads."`
 	Live         bool   `name:"live" help:"Also ask the engine for the project's running containers (label com.docker.compose.project): their actual sources and other containers writing them."`
 	Format       string `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the compose field) or sarif (SARIF 2.1.0: each finding at the line that declares its mount)."`
-	MigrateImage string `name:"migrate-image" default:"preflight" placeholder:"IMAGE" help:"Image with preflight for the printed migration command, when the service's image does not run preflight."`
+	MigrateImage string `name:"migrate-image" placeholder:"IMAGE" help:"Image with preflight for the printed migration command, when the service's image does not run preflight (default: ghcr.io/preflight-sqlite/preflight:VERSION, this release; a development build needs it given)."`
 
 	Docker        string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Ask the Docker Engine API which engine runs binds: auto or off."`
 	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
@@ -64,6 +64,10 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		if errors.Is(err, preflight.ErrComposeInput) {
 			return usageError(err, "run docker compose config with the same flags to see how Compose reads the project")
 		}
+		if errors.Is(err, compose.ErrNoMigrateImage) {
+			return usageError(fmt.Errorf("%w: --migrate-image must be given", err),
+				fmt.Sprintf("this build's version, %s, is not a release's, so no released image matches it: give --migrate-image IMAGE, an image with /preflight (scripts/build.sh && docker build -t preflight . builds one: --migrate-image preflight), or a release's ghcr.io/preflight-sqlite/preflight:VERSION", buildVersion()))
+		}
 		return err
 	}
 	warnLoader(g, res.Report.Compose)
@@ -82,7 +86,7 @@ func (c *ComposeCmd) Run(g *Globals) error {
 			return err
 		}
 	default:
-		if err := renderCompose(g.stdout, r, c.Format); err != nil {
+		if err := renderCompose(g.stdout, r, c.Format, c.FailOn); err != nil {
 			return err
 		}
 	}
@@ -100,7 +104,7 @@ func (c *ComposeCmd) options(g *Globals) (preflight.ComposeOptions, error) {
 		DataDirs: c.DataDir, Platform: c.Platform, Live: c.Live, Ignore: c.Ignore,
 		Docker:    docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout},
 		FSTimeout: c.FSTimeout,
-		Plan:      compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: c.MigrateImage},
+		Plan:      compose.PlanOptions{ComposeArgs: c.composeArgs(), MigrateImage: nonEmpty(c.MigrateImage, releaseImage(buildVersion()))},
 	}
 	if g.Mountinfo != "" {
 		t, err := mounts.ReadFile(g.Mountinfo)
@@ -143,7 +147,7 @@ func (c *ComposeCmd) write(g *Globals, opts preflight.ComposeOptions, res *prefl
 		again.Report.Compose.Written = a.Rewrites
 		r = again.Report
 	}
-	if err := renderCompose(g.stdout, r, c.Format); err != nil {
+	if err := renderCompose(g.stdout, r, c.Format, c.FailOn); err != nil {
 		return nil, err
 	}
 	var notEdited []string
@@ -242,7 +246,7 @@ func unsafeWrite(err error) error {
 		"run it as the project's owner, who can write these files safely: sudo -u "+who+" preflight compose --write")
 }
 
-func renderCompose(w io.Writer, r *preflight.Report, format string) error {
+func renderCompose(w io.Writer, r *preflight.Report, format, failOn string) error {
 	if format == "sarif" {
 		return renderSARIF(w, r)
 	}
@@ -273,6 +277,7 @@ func renderCompose(w io.Writer, r *preflight.Report, format string) error {
 			fmt.Fprintf(&b, "  %s (%s): %s\n", n.Mount, rel(n.Source, a.WorkingDir), n.Why)
 		}
 	}
+	renderPossible(&b, a, failOn)
 	if len(a.Written) > 0 {
 		b.WriteString("\nrewritten (the table and findings above are the project as written):\n")
 		renderRewrites(&b, a.Written, a.WorkingDir)
@@ -284,6 +289,48 @@ func renderCompose(w io.Writer, r *preflight.Report, format string) error {
 	fmt.Fprintf(&b, "\nverdict: %s\n", r.Verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderPossible writes which read-write binds are only possibly data
+// directories (compose.Possible: a usual data-directory target of an image
+// the catalogue does not know): the rules cap their findings at warn,
+// which the default --fail-on error passes, so a CI gate must not read
+// the exit code as "safe" for them.
+func renderPossible(b *strings.Builder, a *compose.Analysis, failOn string) {
+	unjudged := map[string]bool{}
+	for _, n := range a.NotJudged {
+		unjudged[n.Mount] = true
+	}
+	var ms []*compose.Mount
+	for i := range a.Mounts {
+		if m := &a.Mounts[i]; m.DataDir && m.Confidence == compose.Possible && m.Type == "bind" && m.ReadWrite && !unjudged[m.Key()] {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) > 0 {
+		fmt.Fprintf(b, "\nnot judged safe: %d read-write bind %s only possibly a data directory (a usual data-directory target; no image in the catalogue says so), so findings on %s are at most warnings:\n",
+			len(ms), plural(len(ms), "mount is", "mounts are"), plural(len(ms), "it", "them"))
+		for _, m := range ms {
+			why := "no SQLite database found in it here"
+			switch {
+			case m.SourceMissing:
+				why = "the source does not exist on this machine, so its content is unknown"
+			case m.HostFSError != "":
+				why = "its filesystem was not checked: " + m.HostFSError
+			}
+			fmt.Fprintf(b, "  %s (%s): %s\n", m.Key(), rel(m.Source, a.WorkingDir), why)
+		}
+		fmt.Fprintf(b, "declare each data directory (label %s: %s, or --data-dir %s) to judge it as one\n", compose.LabelDataDir, ms[0].Target, ms[0].Key())
+	}
+	if len(ms) == 0 && len(a.NotJudged) == 0 {
+		return
+	}
+	switch failOn {
+	case "error":
+		b.WriteString("these are warnings: they exit 0 under --fail-on error (the default); a CI gate that must fail on them takes --fail-on warn (exit 4)\n")
+	case "warn":
+		b.WriteString("these are warnings: --fail-on warn fails on them (exit 4)\n")
+	}
 }
 
 // renderMounts writes the table of the project's service mounts: where
@@ -394,4 +441,12 @@ func relAll(ps []string, dir string) []string {
 		out[i] = rel(p, dir)
 	}
 	return out
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

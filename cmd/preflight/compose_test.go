@@ -24,7 +24,8 @@ const goldenDir = "../../testdata/compose/golden"
 
 func caseArgs(t *testing.T, dir string) []string {
 	t.Helper()
-	args := []string{"compose", "--docker", "off", "--project-directory", dir}
+	// The goldens' migration image: a development build has no default.
+	args := []string{"compose", "--docker", "off", "--migrate-image", "preflight", "--project-directory", dir}
 	b, err := os.ReadFile(filepath.Join(dir, "args"))
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -257,7 +258,7 @@ func TestComposeWriteCRLF(t *testing.T) {
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"compose", "--docker", "off", "--platform", "desktop", "-f", file}
+	args := []string{"compose", "--docker", "off", "--migrate-image", "preflight", "--platform", "desktop", "-f", file}
 	if _, errOut, code := runMain(t, append(args, "--write")...); code != 0 {
 		t.Fatalf("--write: exit %d\nstderr: %s", code, errOut)
 	}

@@ -95,7 +95,7 @@ func TestComposeWriteRefusesOtherUsersLink(t *testing.T) {
 	}
 	for _, file := range []string{filepath.Join(att, "compose.yaml"), filepath.Join(owned, "compose.yaml")} {
 		before := snapshotNames(t, proj, filepath.Dir(file))
-		_, errOut, code := runMain(t, "compose", "-f", file, "--write", "--platform", "desktop", "--docker", "off")
+		_, errOut, code := runMain(t, "compose", "--migrate-image", "preflight", "-f", file, "--write", "--platform", "desktop", "--docker", "off")
 		if code != exitUsage || !strings.Contains(errOut, "refused") || !strings.Contains(errOut, "sudo -u nobody preflight compose --write") {
 			t.Errorf("compose -f %s --write = exit %d, stderr %q; want exit %d, a refusal and the sudo -u nobody hint", file, code, errOut, exitUsage)
 		}

@@ -19,6 +19,9 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
+
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/spf13/pflag"
@@ -214,6 +217,44 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// imageRepo is where each release's image is published, tagged with the
+// release's version without the v (.github/workflows/release.yml).
+const imageRepo = "ghcr.io/preflight-sqlite/preflight"
+
+// releaseImage is the released image of version v (imageRepo:1.2.3 for
+// v1.2.3, :1.2.0-rc.1 for v1.2.0-rc.1), or "" when v is not a release's
+// version: "devel", a Go pseudo-version, git describe's output past a tag
+// (v1.2.3-4-gabcdef0, -dirty), a goreleaser snapshot, build metadata.
+func releaseImage(v string) string {
+	if !semver.IsValid(v) || semver.Canonical(v) != v || module.IsPseudoVersion(v) {
+		return ""
+	}
+	for _, id := range strings.Split(strings.TrimPrefix(semver.Prerelease(v), "-"), ".") {
+		if id == "dirty" || strings.Contains(id, "snapshot") || gitDescribed(id) {
+			return ""
+		}
+	}
+	return imageRepo + ":" + strings.TrimPrefix(v, "v")
+}
+
+// gitDescribed reports whether a prerelease identifier is git describe's
+// "N-gHASH" (commits past the tag), with -dirty or not.
+func gitDescribed(id string) bool {
+	n, rest, ok := strings.Cut(id, "-g")
+	if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+		return false
+	}
+	hash, _, _ := strings.Cut(rest, "-")
+	return len(hash) >= 4 && strings.Trim(hash, "0123456789abcdef") == ""
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // unsetEmptyEnv removes PREFLIGHT_* variables set to the empty string

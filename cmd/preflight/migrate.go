@@ -14,8 +14,10 @@ import (
 
 // MigrateCmd is `preflight migrate`.
 type MigrateCmd struct {
-	From            string        `name:"from" required:"" placeholder:"DIR" help:"Data directory to copy (the old bind mount)."`
-	To              string        `name:"to" required:"" placeholder:"DIR" help:"Empty destination directory (the new named volume)."`
+	// PREFLIGHT_MIGRATE_*, not PREFLIGHT_FROM and PREFLIGHT_TO: convert's
+	// --to is a journal mode, and PREFLIGHT_TO is that.
+	From            string        `name:"from" required:"" env:"PREFLIGHT_MIGRATE_FROM" placeholder:"DIR" help:"Data directory to copy (the old bind mount)."`
+	To              string        `name:"to" required:"" env:"PREFLIGHT_MIGRATE_TO" placeholder:"DIR" help:"Empty destination directory (the new named volume)."`
 	Format          string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight-migrate/v1)."`
 	Docker          string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Also look for other containers using the data through the Docker Engine API: auto or off."`
 	DockerTimeout   time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 func TestProbesChecked(t *testing.T) {
@@ -19,6 +22,22 @@ func TestProbesChecked(t *testing.T) {
 	} {
 		if got := probesChecked(tc.p); got != tc.want {
 			t.Errorf("probesChecked(%+v) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
+
+// TestFindingLineBound: at container start, run logs each finding as one
+// line of at most 200 characters (ID, path, short reason, docs link), for
+// every rule of the table at its worst level, on a typical path.
+func TestFindingLineBound(t *testing.T) {
+	for _, r := range preflight.Rules() {
+		f := preflight.Finding{ID: r.ID, Level: preflight.LevelError, Path: "/data/app.db", Message: strings.Repeat("long message ", 100), Remedy: []string{"remedy"}}
+		line := findingLine(f)
+		if n := utf8.RuneCountInString(line); n > 200 {
+			t.Errorf("findingLine(%s) is %d characters, want at most 200: %s", r.ID, n, line)
+		}
+		if !strings.Contains(line, "/data/app.db") || !strings.Contains(line, rules.FindingURL(r.ID)) || strings.Contains(line, "long message") {
+			t.Errorf("findingLine(%s) = %q, want the path, the short reason and %s", r.ID, line, rules.FindingURL(r.ID))
 		}
 	}
 }

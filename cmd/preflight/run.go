@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/rules"
 )
 
@@ -108,7 +109,14 @@ func (c *RunCmd) command(g *Globals) (argv, exports []string, err error) {
 // --on-unsafe fail on an unsafe verdict; nil to start it.
 func (c *RunCmd) logAndDecide(g *Globals, r *preflight.Report, opts preflight.Options, app string) error {
 	for _, f := range r.Findings {
-		logLine(g.stderr, c.LogFormat, f.Level, string(f.ID), f.Path, f.Message, f.Remedy)
+		logFinding(g.stderr, c.LogFormat, f)
+	}
+	if len(r.Findings) > 0 && c.LogFormat != "json" {
+		words := []string{"preflight", "check"}
+		for _, p := range opts.Paths {
+			words = append(words, shell.Quote(p))
+		}
+		fmt.Fprintf(g.stderr, "preflight: hint: the full text and fixes: %s\n", oneLine(strings.Join(words, " ")))
 	}
 	for _, d := range r.DataDirs {
 		logLine(g.stderr, c.LogFormat, preflight.LevelInfo, "checked", d.Path, summary(d), nil)
@@ -168,18 +176,58 @@ func setEnv(env []string, name, value string) []string {
 	return append(out, prefix+value)
 }
 
+// logFinding writes finding f to the container log w: in text, one short
+// line (findingLine); in JSON, the whole message and remedy, with the
+// short reason and the docs address beside them.
+func logFinding(w io.Writer, format string, f preflight.Finding) {
+	if format == "json" {
+		writeJSONLine(w, logRecord{f.Level, string(f.ID), f.Path, f.Message, f.Remedy, rules.Short(f.ID), rules.FindingURL(f.ID)})
+		return
+	}
+	fmt.Fprintln(w, findingLine(f))
+}
+
+// logRecord is one line of run's JSON log; Reason and URL only for a
+// finding of the rules table.
+type logRecord struct {
+	Level   preflight.Level `json:"level"`
+	ID      string          `json:"id"`
+	Path    string          `json:"path,omitempty"`
+	Message string          `json:"message"`
+	Remedy  []string        `json:"remedy,omitempty"`
+	Reason  string          `json:"reason,omitempty"`
+	URL     string          `json:"url,omitempty"`
+}
+
+func writeJSONLine(w io.Writer, rec logRecord) {
+	b, _ := json.Marshal(rec)
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+// findingLine is the one text line run logs for f at container start:
+// "preflight: LEVEL: ID: PATH: REASON (URL)", with the rule's short
+// reason (rules.Short) and the finding's page; the full message and
+// remedy are check's. A finding without a short reason (none in the
+// table) keeps its message.
+func findingLine(f preflight.Finding) string {
+	reason := rules.Short(f.ID)
+	if reason == "" {
+		reason = oneLine(f.Message)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "preflight: %s: %s: ", f.Level, f.ID)
+	if f.Path != "" {
+		fmt.Fprintf(&b, "%s: ", oneLine(f.Path))
+	}
+	fmt.Fprintf(&b, "%s (%s)", reason, rules.FindingURL(f.ID))
+	return b.String()
+}
+
 // logLine writes one log line to w: text
 // "preflight: LEVEL: ID: PATH: MESSAGE; fix: ..." or one JSON object.
 func logLine(w io.Writer, format string, lvl preflight.Level, id, path, msg string, remedy []string) {
 	if format == "json" {
-		b, _ := json.Marshal(struct {
-			Level   preflight.Level `json:"level"`
-			ID      string          `json:"id"`
-			Path    string          `json:"path,omitempty"`
-			Message string          `json:"message"`
-			Remedy  []string        `json:"remedy,omitempty"`
-		}{lvl, id, path, msg, remedy})
-		fmt.Fprintf(w, "%s\n", b)
+		writeJSONLine(w, logRecord{Level: lvl, ID: id, Path: path, Message: msg, Remedy: remedy})
 		return
 	}
 	// One finding, one line: control characters in paths and command

@@ -188,16 +188,20 @@ func TestRunConvertFailedOnce(t *testing.T) {
 }
 
 // mergerfs with cache.files=off (direct I/O: no shared mmap): --probe-fs
-// finds fs-mmap-unsupported and names cache.files=partial, and the
+// finds fs-mmap-unsupported and check names cache.files=partial, and the
 // entrypoint's conversion goes through with the WAL index in memory.
 func TestRunConvertWithoutSharedMmap(t *testing.T) {
 	backing, mnt := fuseData(t, "mergerfs", true)
 	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 50)
+	// The remedy is check's full text; run's log line links to it.
+	if out, _, _, _ := runBin(t, []string{"PREFLIGHT_DOCKER=off"}, "check", "--probe-fs", mnt); !strings.Contains(out, "cache.files=partial") {
+		t.Errorf("check --probe-fs: stdout lacks cache.files=partial:\n%s", out)
+	}
 	out, stderr, code, _ := runBin(t, []string{"PREFLIGHT_DOCKER=off"}, "run", "--probe-fs", "--data-dir", mnt, "--on-unsafe", "convert", "--on-unsafe-fallback", "fail", "--", "/bin/echo", "started")
 	if code != 0 || out != "started\n" {
 		t.Fatalf("run: exit %d, stdout %q; want the application started\nstderr: %s", code, out, stderr)
 	}
-	for _, want := range []string{"preflight: error: fs-mmap-unsupported: " + mnt, "cache.files=partial", "preflight: info: converted: " + filepath.Join(mnt, "app.db"), "locking_mode=EXCLUSIVE"} {
+	for _, want := range []string{"preflight: error: fs-mmap-unsupported: " + mnt, "#fs-mmap-unsupported", "preflight: info: converted: " + filepath.Join(mnt, "app.db"), "locking_mode=EXCLUSIVE"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

@@ -169,7 +169,7 @@ func TestComposeSARIF(t *testing.T) {
 	}
 	sch := loadSARIFSchema(t)
 	t.Chdir(dir)
-	out, stderr, code := runMain(t, "compose", "--docker", "off", "--platform", "desktop", "--data-dir", "app:/data", "--format", "sarif")
+	out, stderr, code := runMain(t, "compose", "--docker", "off", "--migrate-image", "preflight", "--platform", "desktop", "--data-dir", "app:/data", "--format", "sarif")
 	if code != exitUnsafe {
 		t.Fatalf("compose --format sarif: exit %d, want %d\n%s\n%s", code, exitUnsafe, stderr, out)
 	}
@@ -192,7 +192,7 @@ func TestComposeSARIF(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "compose.override.yaml"), []byte(override), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code = runMain(t, "compose", "--docker", "off", "--platform", "desktop", "--data-dir", "app:/data", "--data-dir", "worker:/var/lib/worker", "--format", "sarif")
+	out, stderr, code = runMain(t, "compose", "--docker", "off", "--migrate-image", "preflight", "--platform", "desktop", "--data-dir", "app:/data", "--data-dir", "worker:/var/lib/worker", "--format", "sarif")
 	if code != exitUnsafe {
 		t.Fatalf("compose --format sarif with an override: exit %d, want %d\n%s\n%s", code, exitUnsafe, stderr, out)
 	}
