@@ -194,6 +194,10 @@ type Container struct {
 	SwarmService string     `json:"swarm_service,omitempty"`
 	SwarmTask    string     `json:"swarm_task,omitempty"`
 	Mounts       []MountRef `json:"mounts"`
+	// PID is the container's first process in the engine host's PID
+	// namespace (inspect State.Pid), set by List for a live container; 0
+	// when unknown or stopped.
+	PID int `json:"pid,omitempty"`
 }
 
 // Relations in Writer.Relation.

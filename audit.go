@@ -1,0 +1,444 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
+)
+
+// AuditSchema names the version of the audit JSON document
+// (docs/reference/schema/audit.json).
+const AuditSchema = "preflight-audit/v1"
+
+// AuditOptions configure Audit.
+type AuditOptions struct {
+	// All audits stopped containers too (created, exited, dead); their
+	// files are read through the host path of a bind or volume only.
+	All bool
+	// Docker is the engine to audit; Timeout bounds every engine request
+	// of the audit together (zero: 10 s).
+	Docker docker.Options
+	// MaxDepth, SniffMax, SniffTime, FSTimeout and Ignore are as in
+	// Options, per mount.
+	MaxDepth  int
+	SniffMax  int
+	SniffTime time.Duration
+	FSTimeout time.Duration
+	Ignore    []string
+	// Catalogue names the images known to keep SQLite in a directory;
+	// nil means compose.Builtin().
+	Catalogue *compose.Catalogue
+	// Proc is where the engine host's processes are seen; "" means /proc.
+	Proc string
+}
+
+// AuditReport is what Audit found: one entry per container.
+type AuditReport struct {
+	Schema   string          `json:"schema"`
+	Endpoint docker.Endpoint `json:"endpoint"`
+	Engine   *docker.Engine  `json:"engine,omitempty"`
+	// Docker is the container list's status (docker.StatusRan when it was
+	// read) and why it failed.
+	Docker      string `json:"docker"`
+	DockerError string `json:"docker_error,omitempty"`
+	// Swarm is the engine's node in a swarm, nil when in none.
+	Swarm *docker.Swarm `json:"swarm,omitempty"`
+	// HostPID is true when the containers' processes were visible here
+	// (preflight runs in the engine host's PID namespace); OnEngineHost
+	// when the engine host's paths are ours.
+	HostPID      bool `json:"host_pid"`
+	OnEngineHost bool `json:"on_engine_host"`
+	// Containers are every container audited, by name.
+	Containers []AuditContainer `json:"containers"`
+	// Verdict is the worst container verdict.
+	Verdict report.Verdict `json:"verdict"`
+	// Took is how long the audit took.
+	Took time.Duration `json:"took_ns"`
+}
+
+// Read ways in AuditMount.ReadVia.
+const (
+	ReadHostPath      = "host-path"      // the bind source or volume directory on this host
+	ReadContainerRoot = "container-root" // /proc/PID/root of the container's first process
+)
+
+// AuditContainer is one container and the mounts that hold SQLite data.
+type AuditContainer struct {
+	Container docker.Container `json:"container"`
+	// App is the catalogue entry its image matches, if any.
+	App string `json:"app,omitempty"`
+	// Mounts are its mounts (and catalogue data directories on no mount)
+	// that hold SQLite data or could not be read, in destination order;
+	// Report.DataDirs[i] is Mounts[i].
+	Mounts []AuditMount `json:"mounts"`
+	// Report is the check report for those paths, as check --container
+	// makes it: findings, verdict, each database.
+	Report *Report `json:"report"`
+	// Verdict is Report.Verdict.
+	Verdict report.Verdict `json:"verdict"`
+}
+
+// AuditMount is one path of a container that holds (or may hold) SQLite
+// data.
+type AuditMount struct {
+	// Destination is the path inside the container.
+	Destination string `json:"destination"`
+	// Mount is the container's mount there; nil for a catalogue data
+	// directory on no mount (the writable layer).
+	Mount *docker.MountRef `json:"mount,omitempty"`
+	// Class is the filesystem class the check judged.
+	Class mounts.Class `json:"class"`
+	// ReadVia is ReadHostPath or ReadContainerRoot; "" when not read.
+	ReadVia string `json:"read_via,omitempty"`
+	// Local is the path read on this machine.
+	Local string `json:"local,omitempty"`
+	// NotInspected says why its files could not be read; "" when read.
+	NotInspected string `json:"not_inspected,omitempty"`
+	// Catalogue is true when the image's catalogue entry names this path.
+	Catalogue bool `json:"catalogue,omitempty"`
+}
+
+// Audit lists the engine's containers (docker.List) and checks, for each,
+// every mount that holds SQLite data as check --container does: the class
+// the engine gives the mount, each database's journal mode and header, the
+// other containers and Swarm services on the same data, through the one
+// rules table. A mount is read through the host path of its bind or volume
+// when this is the engine host, else through /proc/PID/root of the
+// container's first process when that PID is visible here; a mount read
+// neither way is said not inspected, and kept when the catalogue names it.
+// An engine that does not answer is a report with Docker set, not an
+// error; the error is ctx's.
+func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
+	start := time.Now()
+	if opts.Docker.Timeout <= 0 {
+		opts.Docker.Timeout = 10 * time.Second
+	}
+	if opts.Catalogue == nil {
+		opts.Catalogue = compose.Builtin()
+	}
+	if opts.Proc == "" {
+		opts.Proc = "/proc"
+	}
+	inv := docker.List(ctx, docker.ListOptions{Options: opts.Docker, All: opts.All})
+	ar := &AuditReport{Schema: AuditSchema, Endpoint: inv.Endpoint, Engine: inv.Engine, Docker: inv.Status,
+		DockerError: inv.Err, Swarm: inv.Swarm, OnEngineHost: inv.OnEngineHost, Containers: []AuditContainer{}, Verdict: report.VerdictOK}
+	if inv.Status != docker.StatusRan {
+		ar.Verdict = report.VerdictUnsafe
+		ar.Took = time.Since(start)
+		return ar, nil
+	}
+	table, tableErr := mounts.ReadSelf()
+	errText := ""
+	if tableErr != nil {
+		errText = tableErr.Error()
+	}
+	var all []*Report
+	for i := range inv.Containers {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ac := auditPaths(ctx, &inv.Containers[i], inv, opts)
+		if ac.hostPID {
+			ar.HostPID = true
+		}
+		r := ac.Report
+		for j := range r.DataDirs {
+			if d := &r.DataDirs[j]; d.Mount == nil {
+				classify(d, table, errText)
+			}
+		}
+		ar.Containers = append(ar.Containers, ac.AuditContainer)
+		all = append(all, r)
+	}
+	auditWriters(ctx, all, inv)
+	for i := range ar.Containers {
+		ac := &ar.Containers[i]
+		r := ac.Report
+		r.Findings = judge(r, rules.Input{}, opts.Ignore)
+		r.Verdict = report.VerdictOf(r.Worst())
+		r.JournalMode, r.FSClass = rules.JournalMode(r)
+		ac.Verdict = r.Verdict
+		for j := range ac.Mounts {
+			if d := r.DataDirs[j]; d.Mount != nil {
+				ac.Mounts[j].Class = d.Mount.Class
+			}
+		}
+		ar.Verdict = worseVerdict(ar.Verdict, ac.Verdict)
+	}
+	// Containers without SQLite data are left out.
+	ar.Containers = slices.DeleteFunc(ar.Containers, func(ac AuditContainer) bool { return len(ac.Mounts) == 0 })
+	ar.Took = time.Since(start)
+	return ar, nil
+}
+
+func worseVerdict(a, b report.Verdict) report.Verdict {
+	rank := func(v report.Verdict) int {
+		switch v {
+		case report.VerdictUnsafe:
+			return 2
+		case report.VerdictWarn:
+			return 1
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// auditedContainer is an AuditContainer being built.
+type auditedContainer struct {
+	AuditContainer
+	hostPID bool
+}
+
+// auditPaths finds the paths of c to check and discovers their databases:
+// each bind and volume mount (and tmpfs), and each catalogue data
+// directory of its image; a path where nothing SQLite was found is
+// dropped, unless the catalogue names it or it could not be read.
+func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory, opts AuditOptions) auditedContainer {
+	ac := auditedContainer{AuditContainer: AuditContainer{Container: *c, Mounts: []AuditMount{}}}
+	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{}, Engine: inv.Engine, Container: &ac.Container}
+	ac.Report = r
+	appDirs := map[string]bool{}
+	if app := opts.Catalogue.Match(c.Image); app != nil {
+		ac.App = app.Name
+		for _, d := range app.DataDirs {
+			appDirs[path.Clean(d)] = true
+		}
+	}
+	root, rootWhy := containerRoot(ctx, c, opts.Proc)
+	ac.hostPID = root != ""
+	var ctable *mounts.Table
+	if root != "" {
+		ctable, _ = fsbound.Within(ctx, time.Second, func() *mounts.Table {
+			t, err := mounts.ReadFile(filepath.Join(opts.Proc, strconv.Itoa(c.PID), "mountinfo"))
+			if err != nil {
+				return nil
+			}
+			return t
+		})
+	}
+	copts := Options{MaxDepth: opts.MaxDepth, SniffMax: opts.SniffMax, SniffTime: opts.SniffTime, FSTimeout: opts.FSTimeout}
+	seen := map[[2]uint64]bool{}
+	dests := []string{}
+	for _, m := range c.Mounts {
+		switch m.Type {
+		case docker.MountBind, docker.MountVolume, docker.MountTmpfs:
+			dests = append(dests, path.Clean(m.Destination))
+		}
+	}
+	for d := range appDirs {
+		if !slices.Contains(dests, d) {
+			dests = append(dests, d)
+		}
+	}
+	slices.Sort(dests)
+	for _, dest := range dests {
+		am := AuditMount{Destination: dest, Catalogue: appDirs[dest]}
+		cp := translate(dest, c, inv.Engine)
+		if i := slices.IndexFunc(c.Mounts, func(m docker.MountRef) bool { return path.Clean(m.Destination) == dest }); i >= 0 {
+			m := c.Mounts[i]
+			am.Mount = &m
+			if v, ok := inv.Volumes[m.Name]; ok && m.Type == docker.MountVolume && v.NetworkFS != "" {
+				cp = containerPath{mount: &mounts.Mount{Class: mounts.ClassNetwork, Mountpoint: dest, FSType: v.NetworkFS, Source: v.Device,
+					Reason: fmt.Sprintf("volume %s has driver_opts type %s (device %s): a network filesystem mounted on the engine host", m.Name, v.NetworkFS, v.Device)}}
+			}
+		}
+		var d DataDir
+		switch {
+		case cp.local != "" && inv.OnEngineHost:
+			am.ReadVia, am.Local = ReadHostPath, cp.local
+			d = discoverBounded(ctx, cp.local, false, copts)
+		case root != "":
+			am.ReadVia, am.Local = ReadContainerRoot, root+dest
+			d = discoverBounded(ctx, am.Local, false, copts)
+			confineToRoot(&d, am.Local)
+			if cp.mount == nil {
+				// The host filesystem decides: the container's own
+				// mount table says which it is.
+				cp.mount = classifyInContainer(ctable, dest)
+			}
+			d.Mount = cp.mount
+		default:
+			why := rootWhy
+			if cp.local != "" {
+				why = "the host path " + cp.local + " is not visible here (this is not the engine host), and " + why
+			}
+			am.NotInspected = why
+			d = DataDir{Path: dest, Mount: cp.mount, Databases: []Database{}, Saved: true}
+		}
+		d.ContainerPath = dest
+		dedupe(&d, seen)
+		if !holdsSQLite(d) && !am.Catalogue && am.NotInspected == "" {
+			continue
+		}
+		if am.NotInspected != "" && !am.Catalogue && !holdsSQLiteByName(dest) {
+			continue
+		}
+		if d.Mount != nil {
+			am.Class = d.Mount.Class
+		}
+		ac.Mounts = append(ac.Mounts, am)
+		r.DataDirs = append(r.DataDirs, d)
+	}
+	return ac
+}
+
+// holdsSQLiteByName reports whether a mount destination that could not be
+// read names a database file (/data/app.db).
+func holdsSQLiteByName(dest string) bool {
+	return strings.HasSuffix(dest, ".db") || strings.HasSuffix(dest, ".sqlite") || strings.HasSuffix(dest, ".sqlite3") || strings.HasSuffix(dest, ".db3")
+}
+
+// holdsSQLite reports whether d has a SQLite database, or something that
+// stopped its search (unresponsive, unreadable).
+func holdsSQLite(d DataDir) bool {
+	if d.Unresponsive != "" || d.StatError != "" {
+		return true
+	}
+	for _, db := range d.Databases {
+		if !db.NotSQLite {
+			return true
+		}
+	}
+	return false
+}
+
+// containerRoot is /proc/PID/root of c's first process when this process
+// sees the engine host's PID namespace (PID's cgroup names c), else "" and
+// why not.
+func containerRoot(ctx context.Context, c *docker.Container, proc string) (string, string) {
+	if c.PID <= 0 {
+		return "", "the container is not running: its root is not readable, and no host path is visible"
+	}
+	dir := filepath.Join(proc, strconv.Itoa(c.PID))
+	ok, answered := fsbound.Within(ctx, time.Second, func() bool {
+		b, err := readSmall(filepath.Join(dir, "cgroup"))
+		return err == nil && strings.Contains(string(b), c.ID)
+	})
+	switch {
+	case !answered:
+		return "", dir + "/cgroup did not answer"
+	case !ok:
+		return "", fmt.Sprintf("process %d of the engine host is not visible here (run preflight with the host's PID namespace: docker run --pid host)", c.PID)
+	}
+	return filepath.Join(dir, "root"), ""
+}
+
+// readSmall reads at most 64 KiB of a /proc file.
+func readSmall(name string) ([]byte, error) {
+	f, err := rawfile.OpenAny(name, true)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 64<<10)
+	n, err := f.Read(b)
+	if n > 0 {
+		err = nil
+	}
+	return b[:n], err
+}
+
+// classifyInContainer classifies dest from the container's own mount
+// table; unknown when it could not be read.
+func classifyInContainer(t *mounts.Table, dest string) *mounts.Mount {
+	if t != nil {
+		if m, err := t.Classify(dest); err == nil {
+			return &m
+		}
+	}
+	return &mounts.Mount{Class: mounts.ClassUnknown, Mountpoint: dest, Reason: "the container's mount table could not be read"}
+}
+
+// confineToRoot fixes the paths of d, discovered through a container's
+// root at local: symlinks there are the container's, which this process
+// would resolve against its own root, so resolved paths are the paths as
+// read, and a database reached through a symlink is dropped (noted).
+func confineToRoot(d *DataDir, local string) {
+	d.Resolved = local
+	kept := d.Databases[:0]
+	for _, db := range d.Databases {
+		if db.Link != "" {
+			d.Errors = append(d.Errors, fmt.Sprintf("%s is a symlink: not followed through the container's root", db.Link))
+			continue
+		}
+		db.ResolvedPath = db.Path
+		kept = append(kept, db)
+	}
+	d.Databases = kept
+	if fi, err := os.Lstat(local); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		d.Databases, d.Inspected = []Database{}, false
+		d.StatError = "the mount destination is a symlink in the container's root: not followed"
+	}
+}
+
+// auditWriters runs the lock and /proc probes once for every database of
+// every report, and gives each report the containers and Swarm services
+// that mount its data, from the inventory.
+func auditWriters(ctx context.Context, all []*Report, inv *docker.Inventory) {
+	var dbs []*Database
+	var dirs []string
+	for _, r := range all {
+		d, p := writerTargets(r)
+		dbs, dirs = append(dbs, d...), append(dirs, p...)
+	}
+	wopts := WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}, Kube: kube.Options{Mode: kube.ModeOff}}
+	f := runWriterProbes(ctx, dbs, dirs, wopts)
+	for _, r := range all {
+		ac := r.Container
+		var targets []docker.HostTarget
+		for j := range r.DataDirs {
+			d := &r.DataDirs[j]
+			m := mountOf(ac, d.ContainerPath)
+			if m == nil || m.Source == "" || m.Type == docker.MountTmpfs {
+				continue
+			}
+			under := path.Join(m.Source, strings.TrimPrefix(path.Clean(d.ContainerPath), path.Clean(m.Destination)))
+			host := func(p string) string { return path.Join(under, strings.TrimPrefix(p, d.Path)) }
+			targets = append(targets, docker.HostTarget{Label: d.Path, HostPath: host(d.Path), Mount: *m})
+			for _, db := range d.Databases {
+				targets = append(targets, docker.HostTarget{Label: db.Path, HostPath: host(db.Path), Mount: *m})
+			}
+		}
+		rf := *f
+		rf.docker = inv.Writers(targets, ac.ID)
+		r.Docker = &rf.docker
+		rdbs, _ := writerTargets(r)
+		attributeAll(r, rdbs, &rf, wopts)
+		r.Probes["activity"] = report.ProbeOff
+		r.Probes["mounts"], r.Probes["sqlitefile"] = report.ProbeRan, report.ProbeRan
+	}
+}
+
+// mountOf is c's mount that holds p (a path inside it), or nil.
+func mountOf(c *docker.Container, p string) *docker.MountRef {
+	var best *docker.MountRef
+	for i := range c.Mounts {
+		m := &c.Mounts[i]
+		d := path.Clean(m.Destination)
+		if p == d || strings.HasPrefix(p, d+"/") {
+			if best == nil || len(d) > len(path.Clean(best.Destination)) {
+				best = m
+			}
+		}
+	}
+	return best
+}
