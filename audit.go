@@ -14,6 +14,7 @@ import (
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/internal/rawfile"
+	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
@@ -253,23 +254,34 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 	for _, dest := range dests {
 		am := AuditMount{Destination: dest, Catalogue: appDirs[dest]}
 		cp := translate(dest, c, inv.Engine)
+		read := cp.local
 		if i := slices.IndexFunc(c.Mounts, func(m docker.MountRef) bool { return path.Clean(m.Destination) == dest }); i >= 0 {
 			m := c.Mounts[i]
 			am.Mount = &m
 			if v, ok := inv.Volumes[m.Name]; ok && m.Type == docker.MountVolume && v.NetworkFS != "" {
 				cp = containerPath{mount: &mounts.Mount{Class: mounts.ClassNetwork, Mountpoint: dest, FSType: v.NetworkFS, Source: v.Device,
 					Reason: fmt.Sprintf("volume %s has driver_opts type %s (device %s): a network filesystem mounted on the engine host", m.Name, v.NetworkFS, v.Device)}}
+				if read = m.Source; c.State != "running" && c.State != "paused" && c.State != "restarting" {
+					// Mounted only while a container uses it: its
+					// directory here is not the share.
+					read = ""
+				}
 			}
 		}
 		var d DataDir
 		switch {
-		case cp.local != "" && inv.OnEngineHost:
-			am.ReadVia, am.Local = ReadHostPath, cp.local
-			d = discoverBounded(ctx, cp.local, false, copts)
+		case read != "" && inv.OnEngineHost:
+			am.ReadVia, am.Local = ReadHostPath, read
+			d = discoverBounded(ctx, read, false, copts)
+			if cp.mount != nil {
+				d.Mount = cp.mount
+			}
 		case root != "":
 			am.ReadVia, am.Local = ReadContainerRoot, root+dest
 			d = discoverBounded(ctx, am.Local, false, copts)
-			confineToRoot(&d, am.Local)
+			if d.Unresponsive == "" {
+				confineToRoot(ctx, &d, am.Local)
+			}
 			if cp.mount == nil {
 				// The host filesystem decides: the container's own
 				// mount table says which it is.
@@ -289,7 +301,7 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 		if !holdsSQLite(d) && !am.Catalogue && am.NotInspected == "" {
 			continue
 		}
-		if am.NotInspected != "" && !am.Catalogue && !holdsSQLiteByName(dest) {
+		if am.NotInspected != "" && !am.Catalogue && !holdsSQLiteByName(dest) && !mayHoldUnsafe(am.Mount, cp.mount) {
 			continue
 		}
 		if d.Mount != nil {
@@ -305,6 +317,13 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 // read names a database file (/data/app.db).
 func holdsSQLiteByName(dest string) bool {
 	return strings.HasSuffix(dest, ".db") || strings.HasSuffix(dest, ".sqlite") || strings.HasSuffix(dest, ".sqlite3") || strings.HasSuffix(dest, ".db3")
+}
+
+// mayHoldUnsafe reports whether a mount that could not be read is
+// writable and on a class unsafe for WAL (a Docker Desktop bind, a network
+// volume): any database there is at risk, so it is listed, not inspected.
+func mayHoldUnsafe(m *docker.MountRef, cm *mounts.Mount) bool {
+	return m != nil && m.RW && cm != nil && policy.WALUnsafe(cm.Class)
 }
 
 // holdsSQLite reports whether d has a SQLite database, or something that
@@ -372,7 +391,7 @@ func classifyInContainer(t *mounts.Table, dest string) *mounts.Mount {
 // root at local: symlinks there are the container's, which this process
 // would resolve against its own root, so resolved paths are the paths as
 // read, and a database reached through a symlink is dropped (noted).
-func confineToRoot(d *DataDir, local string) {
+func confineToRoot(ctx context.Context, d *DataDir, local string) {
 	d.Resolved = local
 	kept := d.Databases[:0]
 	for _, db := range d.Databases {
@@ -384,7 +403,15 @@ func confineToRoot(d *DataDir, local string) {
 		kept = append(kept, db)
 	}
 	d.Databases = kept
-	if fi, err := os.Lstat(local); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+	link, answered := fsbound.Within(ctx, time.Second, func() bool {
+		fi, err := os.Lstat(local)
+		return err == nil && fi.Mode()&os.ModeSymlink != 0
+	})
+	switch {
+	case !answered:
+		d.Databases, d.Inspected = []Database{}, false
+		d.Unresponsive = local + " did not answer a stat within 1s"
+	case link:
 		d.Databases, d.Inspected = []Database{}, false
 		d.StatError = "the mount destination is a symlink in the container's root: not followed"
 	}
