@@ -2,19 +2,21 @@ package preflight
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/internal/rawfile"
-	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
@@ -301,7 +303,7 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 		if !holdsSQLite(d) && !am.Catalogue && am.NotInspected == "" {
 			continue
 		}
-		if am.NotInspected != "" && !am.Catalogue && !holdsSQLiteByName(dest) && !mayHoldUnsafe(am.Mount, cp.mount) {
+		if am.NotInspected != "" && !am.Catalogue && (am.Mount == nil || !am.Mount.RW) {
 			continue
 		}
 		if d.Mount != nil {
@@ -311,19 +313,6 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 		r.DataDirs = append(r.DataDirs, d)
 	}
 	return ac
-}
-
-// holdsSQLiteByName reports whether a mount destination that could not be
-// read names a database file (/data/app.db).
-func holdsSQLiteByName(dest string) bool {
-	return strings.HasSuffix(dest, ".db") || strings.HasSuffix(dest, ".sqlite") || strings.HasSuffix(dest, ".sqlite3") || strings.HasSuffix(dest, ".db3")
-}
-
-// mayHoldUnsafe reports whether a mount that could not be read is
-// writable and on a class unsafe for WAL (a Docker Desktop bind, a network
-// volume): any database there is at risk, so it is listed, not inspected.
-func mayHoldUnsafe(m *docker.MountRef, cm *mounts.Mount) bool {
-	return m != nil && m.RW && cm != nil && policy.WALUnsafe(cm.Class)
 }
 
 // holdsSQLite reports whether d has a SQLite database, or something that
@@ -358,7 +347,26 @@ func containerRoot(ctx context.Context, c *docker.Container, proc string) (strin
 	case !ok:
 		return "", fmt.Sprintf("process %d of the engine host is not visible here (run preflight with the host's PID namespace: docker run --pid host)", c.PID)
 	}
-	return filepath.Join(dir, "root"), ""
+	root := filepath.Join(dir, "root")
+	// Opening the root needs ptrace access to the process (proc(5)): root
+	// with CAP_SYS_PTRACE for a process of another user. The root itself
+	// is a directory of the container's filesystem: bounded too.
+	err, answered := fsbound.Within(ctx, time.Second, func() error {
+		f, err := rawfile.OpenDir(root)
+		if err == nil {
+			f.Close()
+		}
+		return err
+	})
+	switch {
+	case !answered:
+		return root, "" // it is there and does not answer: the discovery says so
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM):
+		return "", fmt.Sprintf("%s: permission denied (run preflight as root with --cap-add SYS_PTRACE to read the files of a container that runs as another user)", root)
+	case err != nil:
+		return "", fmt.Sprintf("%s: %v", root, err)
+	}
+	return root, ""
 }
 
 // readSmall reads at most 64 KiB of a /proc file.
@@ -428,7 +436,23 @@ func auditWriters(ctx context.Context, all []*Report, inv *docker.Inventory) {
 		dbs, dirs = append(dbs, d...), append(dirs, p...)
 	}
 	wopts := WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}, Kube: kube.Options{Mode: kube.ModeOff}}
-	f := runWriterProbes(ctx, dbs, dirs, wopts)
+	// One file reached through several containers' paths is probed once
+	// (the /proc scan keeps one target per file), and its answer copied to
+	// every path that reaches it.
+	first := map[[2]uint64]string{}
+	alias := map[string]string{}
+	unique := dbs[:0:0]
+	for _, db := range dbs {
+		key := [2]uint64{db.Dev, db.Ino}
+		if p, ok := first[key]; ok && db.Ino != 0 {
+			alias[db.Path] = p
+			continue
+		}
+		first[key] = db.Path
+		unique = append(unique, db)
+	}
+	f := runWriterProbes(ctx, unique, dirs, wopts)
+	copyAliases(f, alias)
 	for _, r := range all {
 		ac := r.Container
 		var targets []docker.HostTarget
@@ -452,6 +476,29 @@ func auditWriters(ctx context.Context, all []*Report, inv *docker.Inventory) {
 		attributeAll(r, rdbs, &rf, wopts)
 		r.Probes["activity"] = report.ProbeOff
 		r.Probes["mounts"], r.Probes["sqlitefile"] = report.ProbeRan, report.ProbeRan
+	}
+}
+
+// copyAliases gives each path of alias (a path to the path probed for the
+// same file) the probed path's lock and /proc answers.
+func copyAliases(f *writerFacts, alias map[string]string) {
+	for p, to := range alias {
+		f.locks[p], f.locksErr[p] = f.locks[to], f.locksErr[to]
+		if err, ok := f.targetErr[to]; ok {
+			f.targetErr[p] = err
+		}
+		for _, h := range f.procs.Holders {
+			if h.Target == absPath(to) {
+				h.Target = absPath(p)
+				f.procs.Holders = append(f.procs.Holders, h)
+			}
+		}
+		for _, u := range f.procs.Unlinked {
+			if u.Target == absPath(to) {
+				u.Target = absPath(p)
+				f.procs.Unlinked = append(f.procs.Unlinked, u)
+			}
+		}
 	}
 }
 
