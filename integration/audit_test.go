@@ -177,27 +177,13 @@ func TestAuditUnraidShare(t *testing.T) {
 	}
 }
 
-// auditImage builds the preflight image (the repository's Dockerfile,
-// FROM scratch) and returns its tag.
-func auditImage(t *testing.T) string {
-	t.Helper()
-	tag := "preflight-it-audit:" + runID
-	if err := buildImage(tag, "Dockerfile", map[string]string{
-		"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
-		".dockerignore":           filepath.Join(repoRoot, ".dockerignore"),
-	}, "rootfs/tmp"); err != nil {
-		t.Fatal(err)
-	}
-	return tag
-}
-
 // TestAuditInContainer: the documented container run (the socket, the
 // host's PID namespace, root) reads each container's files through
 // /proc/PID/root: the same answers as on the host.
 func TestAuditInContainer(t *testing.T) {
 	requireDocker(t)
 	bind, vol1, _ := auditContainers(t)
-	tag := auditImage(t)
+	tag := toolImage(t, "preflight-it-audit")
 	r := dockerRun(t, "--pid", "host", "--user", "0", "--cap-add", "SYS_PTRACE", "-v", "/var/run/docker.sock:/var/run/docker.sock:ro", tag, "audit", "--format", "json")
 	ar := decodeAudit(t, r)
 	if !ar.HostPID || ar.OnEngineHost {
