@@ -12,6 +12,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/fakeengine"
+	"github.com/preflight-sqlite/preflight/internal/peak"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
@@ -284,4 +285,74 @@ func TestAuditSwarm(t *testing.T) {
 			t.Errorf("Audit(swarm manager) findings %s, want %s", ids, want)
 		}
 	}
+}
+
+// scaleEngine is a fake engine host with n running containers, each with
+// a bind of its own directory holding a WAL database and a volume (the
+// ninth of every ten shares the eighth's) holding a rollback one: 2n
+// mounts, and a database on each.
+func scaleEngine(tb testing.TB, n int) *fakeengine.Engine {
+	tb.Helper()
+	root := tb.TempDir()
+	var cs []fakeContainer
+	var vols []string
+	for i := range n {
+		dir := filepath.Join(root, "binds", fmt.Sprint(i))
+		vol := fmt.Sprintf("vol%d", i-i%10/9) // containers 9, 19, ... share the volume of 8, 18, ...
+		mp := filepath.Join(root, "volumes", vol, "_data")
+		for _, d := range []string{dir, mp} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		testdb.Make(tb, filepath.Join(dir, "app.db"), "wal", 1)
+		if _, err := os.Stat(filepath.Join(mp, "data.sqlite")); err != nil {
+			testdb.Make(tb, filepath.Join(mp, "data.sqlite"), "delete", 1)
+			vols = append(vols, `{"Name":"`+vol+`","Driver":"local","Mountpoint":"`+mp+`"}`)
+		}
+		cs = append(cs, fakeContainer{id: hexID(i), name: fmt.Sprintf("app-%03d", i), image: "example/app:1", state: "running", pid: 1 << 22,
+			labels: `"com.docker.compose.project":"p` + fmt.Sprint(i/10) + `","com.docker.compose.service":"s","com.docker.compose.config-hash":"h"`,
+			mounts: `{"Type":"bind","Source":"` + dir + `","Destination":"/config","RW":true},` +
+				`{"Type":"volume","Name":"` + vol + `","Source":"` + mp + `","Destination":"/data","Driver":"local","RW":true}`})
+	}
+	return auditEngine(tb, map[string]any{"OSType": "linux", "OperatingSystem": "Debian GNU/Linux 12", "Name": "host"}, filepath.Join(root, "docker"), strings.Join(vols, ","), cs...)
+}
+
+// TestAuditScale: 200 containers with 400 mounts (and 400 databases) are
+// audited in under 5 s, every mount read, holding under 64 MiB of heap.
+func TestAuditScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 400 databases")
+	}
+	e := scaleEngine(t, 200)
+	var ar *preflight.AuditReport
+	took, heap := peak.Measure(func() { ar = audit(t, e, preflight.AuditOptions{}) })
+	t.Logf("audit of 200 containers, 400 mounts: %s, peak heap %.1f MiB", took.Round(time.Millisecond), float64(heap)/(1<<20))
+	if took > 5*time.Second || heap > 64<<20 {
+		t.Errorf("audit of 200 containers took %s and %d MiB of heap, want under 5 s and 64 MiB", took, heap>>20)
+	}
+	mounts, shared := 0, 0
+	for _, ac := range ar.Containers {
+		mounts += len(ac.Mounts)
+		for _, f := range ac.Report.Findings {
+			if f.ID == "live-writer-container" {
+				shared++
+				break
+			}
+		}
+	}
+	if len(ar.Containers) != 200 || mounts != 400 || shared != 40 {
+		t.Errorf("audit: %d containers, %d mounts, %d with another writing container; want 200, 400, 40", len(ar.Containers), mounts, shared)
+	}
+}
+
+// BenchmarkAudit200: one audit of the 200 containers of TestAuditScale.
+func BenchmarkAudit200(b *testing.B) {
+	e := scaleEngine(b, 200)
+	var most uint64
+	for b.Loop() {
+		_, heap := peak.Measure(func() { audit(b, e, preflight.AuditOptions{}) })
+		most = max(most, heap)
+	}
+	b.ReportMetric(float64(most)/(1<<20), "peak-MiB")
 }
