@@ -282,7 +282,7 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 			am.ReadVia, am.Local = ReadContainerRoot, root+dest
 			d = discoverBounded(ctx, am.Local, false, copts)
 			if d.Unresponsive == "" {
-				confineToRoot(ctx, &d, am.Local)
+				confineToRoot(ctx, &d, root, am.Local)
 			}
 			if cp.mount == nil {
 				// The host filesystem decides: the container's own
@@ -396,15 +396,37 @@ func classifyInContainer(t *mounts.Table, dest string) *mounts.Mount {
 }
 
 // confineToRoot fixes the paths of d, discovered through a container's
-// root at local: symlinks there are the container's, which this process
-// would resolve against its own root, so resolved paths are the paths as
-// read, and a database reached through a symlink is dropped (noted).
-func confineToRoot(ctx context.Context, d *DataDir, local string) {
+// root (root, the /proc/PID/root) at local: symlinks there are the
+// container's, which this process resolves against its own root, so
+// resolved paths are the paths as read, and a database is kept only when
+// the container resolves its path to the same file (rawfile.StatInRoot):
+// one reached through a symlink out of the container's root is another
+// file of this machine, dropped with a note.
+func confineToRoot(ctx context.Context, d *DataDir, root, local string) {
 	d.Resolved = local
 	kept := d.Databases[:0]
+	stuck := false
 	for _, db := range d.Databases {
 		if db.Link != "" {
-			d.Errors = append(d.Errors, fmt.Sprintf("%s is a symlink: not followed through the container's root", db.Link))
+			// found resolved it in this process's root, not the container's.
+			d.Errors = append(d.Errors, fmt.Sprintf("%s is a symlink: not followed through the container's root", strings.TrimPrefix(db.Link, root)))
+			continue
+		}
+		rel := strings.TrimPrefix(db.Path, root)
+		same, answered := false, false
+		if !stuck {
+			same, answered = fsbound.Within(ctx, time.Second, func() bool {
+				dev, ino, err := rawfile.StatInRoot(root, rel)
+				return err == nil && dev == db.Dev && ino == db.Ino
+			})
+			stuck = !answered
+		}
+		switch {
+		case stuck:
+			d.Errors = append(d.Errors, fmt.Sprintf("%s: not confirmed inside the container's root (no answer within 1s): not reported", rel))
+			continue
+		case !same:
+			d.Errors = append(d.Errors, fmt.Sprintf("%s is reached through a symlink the container resolves elsewhere (out of its root, or an absolute link): not read", rel))
 			continue
 		}
 		db.ResolvedPath = db.Path

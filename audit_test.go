@@ -253,6 +253,38 @@ func TestAuditContainerRoot(t *testing.T) {
 	}
 }
 
+// TestAuditContainerRootEscape: a hostile container whose data directory
+// holds a symlink to an absolute path (/srv/secret, a directory of the
+// container's own root) must not make the audit read this machine's
+// /srv/secret: seen through /proc/PID/root, the kernel resolves that link
+// against the auditor's root. The database there is not reported; the
+// container's own database beside the link is.
+func TestAuditContainerRootEscape(t *testing.T) {
+	host := t.TempDir() // stands for this machine's /srv/secret
+	testdb.Make(t, filepath.Join(host, "secret.db"), "wal", 1)
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testdb.Make(t, filepath.Join(root, "data", "own.db"), "delete", 1)
+	if err := os.Symlink(host, filepath.Join(root, "data", "escape")); err != nil {
+		t.Fatal(err)
+	}
+	proc := t.TempDir()
+	fakeProc(t, proc, 300, hexID(7), root)
+	cs := []fakeContainer{{id: hexID(7), name: "hostile", image: "example/hostile", state: "running", pid: 300,
+		mounts: `{"Type":"volume","Name":"h","Source":"/var/lib/docker/volumes/h/_data","Destination":"/data","Driver":"local","RW":true}`}}
+	ar := audit(t, auditEngine(t, map[string]any{"OSType": "linux"}, "", "", cs...), preflight.AuditOptions{Proc: proc})
+	d := containerNamed(t, ar, "hostile").Report.DataDirs[0]
+	var names []string
+	for _, db := range d.Databases {
+		names = append(names, filepath.Base(db.Path))
+	}
+	if strings.Join(names, ",") != "own.db" {
+		t.Errorf("Audit(symlink out of the container's root) databases = %v, want only own.db; errors %v", names, d.Errors)
+	}
+}
+
 // TestAuditSwarm: on a Swarm manager, the task container's volume is on
 // a service with two replicas and start-first: those findings are the
 // audit's too.
