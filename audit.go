@@ -296,7 +296,12 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 				why = "the host path " + cp.local + " is not visible here (this is not the engine host), and " + why
 			}
 			am.NotInspected = why
-			d = DataDir{Path: dest, Mount: cp.mount, Databases: []Database{}, Saved: true}
+			if cp.mount == nil {
+				// The host filesystem decides, and it is not visible here.
+				cp.mount = &mounts.Mount{Class: mounts.ClassUnknown, Mountpoint: dest, Source: cp.local,
+					Reason: fmt.Sprintf("the engine host's filesystem under %s decides, and it is not visible here", cp.local)}
+			}
+			d = DataDir{Path: dest, Mount: cp.mount, Databases: []Database{}, Saved: true, NotInspected: why}
 		}
 		d.ContainerPath = dest
 		dedupe(&d, seen)

@@ -204,6 +204,15 @@ func TestAuditNotInspected(t *testing.T) {
 	if !strings.Contains(auditIDs(vw), "unsafe-fs-not-inspected:warn") || vw.Verdict != preflight.VerdictWarn {
 		t.Errorf("Audit(unreadable vaultwarden on Docker Desktop) findings %s verdict %s, want unsafe-fs-not-inspected, warn", auditIDs(vw), vw.Verdict)
 	}
+
+	// On a Linux engine the class is the host filesystem's, not visible
+	// here either: the mount is mount-not-inspected, never ok.
+	linux := map[string]any{"OSType": "linux", "OperatingSystem": "Ubuntu 24.04", "Name": "host"}
+	ar = audit(t, auditEngine(t, linux, "", "", cs...), preflight.AuditOptions{Proc: t.TempDir()})
+	vw = containerNamed(t, ar, "vw")
+	if got := auditIDs(vw); got != "mount-not-inspected:warn" || vw.Mounts[0].Class != mounts.ClassUnknown {
+		t.Errorf("Audit(unreadable bind on a Linux engine) findings %s class %s, want mount-not-inspected:warn alone, unknown", got, vw.Mounts[0].Class)
+	}
 }
 
 // TestAuditContainerRoot: seen from the host's PID namespace (here a
