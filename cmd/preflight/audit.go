@@ -94,16 +94,12 @@ func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
 		}
 		for i, m := range ac.Mounts {
 			d := ac.Report.DataDirs[i]
-			verdict := string(ac.Verdict)
-			if m.NotInspected != "" && ac.Verdict == preflight.VerdictOK {
-				verdict = "not inspected"
-			}
 			class := string(m.Class)
 			if class == "" {
 				class = "unknown"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(ct.Name), oneLine(svc), oneLine(ct.Image),
-				oneLine(mountLabel(m)), class, auditDatabases(m, d), verdict, first)
+				oneLine(mountLabel(m)), class, auditDatabases(m, d), ac.Verdict, first)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -131,7 +127,7 @@ func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
 		b.WriteString(nb.String())
 		b.WriteString(strings.TrimPrefix(fb.String(), "\n"))
 	}
-	fmt.Fprintf(&b, "\n%s in %d containers; verdict: %s\n", count(mountsOf(ar), "mount with SQLite data", "mounts with SQLite data"), len(ar.Containers), ar.Verdict)
+	fmt.Fprintf(&b, "\n%s in %s; verdict: %s\n", count(mountsOf(ar), "mount with SQLite data", "mounts with SQLite data"), count(len(ar.Containers), "container", "containers"), ar.Verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

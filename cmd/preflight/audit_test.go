@@ -155,3 +155,45 @@ func loadAuditSchema(t *testing.T) *jsonschema.Schema {
 	}
 	return sch
 }
+
+// TestAuditHostileNames: a container whose name, image and compose labels
+// carry newlines, tabs and terminal escapes cannot add a row, shift a
+// column or colour the terminal: every cell is one escaped line.
+func TestAuditHostileNames(t *testing.T) {
+	root := t.TempDir()
+	bind := filepath.Join(root, "bind")
+	id := strings.Repeat("c3", 32)
+	for _, d := range []string{bind, filepath.Join(root, "containers", id)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testdb.Make(t, filepath.Join(bind, "app.db"), "wal", 1)
+	evil := `evil\nok  -  x  /data  local  app.db wal  ok  -\t\u001b[32m`
+	e := fakeengine.Start(t, map[string]string{
+		"/v1.41/version": `{"Version":"27.3.1","ApiVersion":"1.41","Os":"linux"}`,
+		"/v1.41/info":    `{"OSType":"linux","Name":"host","DockerRootDir":"` + root + `"}`,
+		"/v1.41/volumes": `{"Volumes":[]}`,
+		"/v1.41/containers/json": `[{"Id":"` + id + `","Names":["/` + evil + `"],"Image":"` + evil + `","State":"running",` +
+			`"Labels":{"com.docker.compose.project":"` + evil + `","com.docker.compose.service":"s\t","com.docker.compose.config-hash":"h"},` +
+			`"Mounts":[{"Type":"bind","Source":"` + bind + `","Destination":"/data","RW":true}]}]`,
+		"/v1.41/containers/" + id + "/json": `{"Id":"` + id + `","State":{"Status":"running","Pid":0}}`,
+	})
+	t.Setenv("DOCKER_HOST", e.Host)
+	out, stderr, code := runMain(t, "audit")
+	if code != exitOK {
+		t.Fatalf("audit: exit %d\n%s%s", code, out, stderr)
+	}
+	if strings.ContainsAny(out, "\t\x1b") {
+		t.Errorf("audit output holds a raw tab or escape:\n%q", out)
+	}
+	var rows []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "evil") || strings.HasPrefix(l, "ok ") {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) != 1 || !strings.Contains(rows[0], `evil\nok`) {
+		t.Errorf("audit table rows for the hostile container = %q, want one row with the name escaped", rows)
+	}
+}
