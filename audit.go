@@ -123,7 +123,8 @@ type AuditMount struct {
 // rules table. A mount is read through the host path of its bind or volume
 // when this is the engine host, else through /proc/PID/root of the
 // container's first process when that PID is visible here; a mount read
-// neither way is said not inspected, and kept when the catalogue names it.
+// neither way is said not inspected (mount-not-inspected), when writable
+// or named by the catalogue.
 // An engine that does not answer is a report with Docker set, not an
 // error; the error is ctx's.
 func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
@@ -169,6 +170,7 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 		all = append(all, r)
 	}
 	auditWriters(ctx, all, inv)
+	worst := report.LevelInfo
 	for i := range ar.Containers {
 		ac := &ar.Containers[i]
 		r := ac.Report
@@ -181,28 +183,15 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 				ac.Mounts[j].Class = d.Mount.Class
 			}
 		}
-		ar.Verdict = worseVerdict(ar.Verdict, ac.Verdict)
+		if w := r.Worst(); w.Rank() > worst.Rank() {
+			worst = w
+		}
 	}
+	ar.Verdict = report.VerdictOf(worst)
 	// Containers without SQLite data are left out.
 	ar.Containers = slices.DeleteFunc(ar.Containers, func(ac AuditContainer) bool { return len(ac.Mounts) == 0 })
 	ar.Took = time.Since(start)
 	return ar, nil
-}
-
-func worseVerdict(a, b report.Verdict) report.Verdict {
-	rank := func(v report.Verdict) int {
-		switch v {
-		case report.VerdictUnsafe:
-			return 2
-		case report.VerdictWarn:
-			return 1
-		}
-		return 0
-	}
-	if rank(b) > rank(a) {
-		return b
-	}
-	return a
 }
 
 // auditedContainer is an AuditContainer being built.
