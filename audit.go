@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -241,7 +242,11 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 			dests = append(dests, d)
 		}
 	}
-	slices.Sort(dests)
+	// Deepest first: a mount nested in another (a volume at /data/sub in a
+	// bind at /data) keeps its own databases, which the walk of the outer
+	// one through the container's root reaches too (dedupe drops them
+	// there); the report lists them by destination afterwards.
+	slices.SortFunc(dests, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b)) })
 	for _, dest := range dests {
 		am := AuditMount{Destination: dest, Catalogue: appDirs[dest]}
 		cp := translate(dest, c, inv.Engine)
@@ -306,6 +311,16 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 		ac.Mounts = append(ac.Mounts, am)
 		r.DataDirs = append(r.DataDirs, d)
 	}
+	order := make([]int, len(ac.Mounts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ac.Mounts[a].Destination, ac.Mounts[b].Destination) })
+	ms, ds := make([]AuditMount, len(order)), make([]DataDir, len(order))
+	for i, j := range order {
+		ms[i], ds[i] = ac.Mounts[j], r.DataDirs[j]
+	}
+	ac.Mounts, r.DataDirs = ms, ds
 	return ac
 }
 

@@ -279,18 +279,29 @@ func TestAuditContainerRootEscape(t *testing.T) {
 	if err := os.Symlink(host, filepath.Join(root, "data", "escape")); err != nil {
 		t.Fatal(err)
 	}
+	// A bind nested in the volume, with a database of its own: that
+	// database is the nested mount's, not the volume's.
+	if err := os.MkdirAll(filepath.Join(root, "data", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testdb.Make(t, filepath.Join(root, "data", "sub", "sub.db"), "wal", 1)
 	proc := t.TempDir()
 	fakeProc(t, proc, 300, hexID(7), root)
 	cs := []fakeContainer{{id: hexID(7), name: "hostile", image: "example/hostile", state: "running", pid: 300,
-		mounts: `{"Type":"volume","Name":"h","Source":"/var/lib/docker/volumes/h/_data","Destination":"/data","Driver":"local","RW":true}`}}
+		mounts: `{"Type":"volume","Name":"h","Source":"/var/lib/docker/volumes/h/_data","Destination":"/data","Driver":"local","RW":true},` +
+			`{"Type":"bind","Source":"/srv/sub","Destination":"/data/sub","RW":true}`}}
 	ar := audit(t, auditEngine(t, map[string]any{"OSType": "linux"}, "", "", cs...), preflight.AuditOptions{Proc: proc})
-	d := containerNamed(t, ar, "hostile").Report.DataDirs[0]
-	var names []string
-	for _, db := range d.Databases {
-		names = append(names, filepath.Base(db.Path))
+	hostile := containerNamed(t, ar, "hostile")
+	got := map[string]string{}
+	for i, d := range hostile.Report.DataDirs {
+		var names []string
+		for _, db := range d.Databases {
+			names = append(names, filepath.Base(db.Path))
+		}
+		got[hostile.Mounts[i].Destination] = strings.Join(names, ",")
 	}
-	if strings.Join(names, ",") != "own.db" {
-		t.Errorf("Audit(symlink out of the container's root) databases = %v, want only own.db; errors %v", names, d.Errors)
+	if got["/data"] != "own.db" || got["/data/sub"] != "sub.db" || len(got) != 2 {
+		t.Errorf("Audit(symlink out of the container's root, a nested bind) databases by mount = %v, want /data: own.db (not secret.db), /data/sub: sub.db", got)
 	}
 }
 

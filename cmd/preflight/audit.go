@@ -47,7 +47,7 @@ func (c *AuditCmd) Run(g *Globals) error {
 	}
 	if ar.Docker != docker.StatusRan {
 		return &exitError{code: exitInternal, err: fmt.Errorf("audit: docker %s at %s: %s", ar.Docker, ar.Endpoint.Host, ar.DockerError),
-			hints: []string{"run as root on the engine host, or as a container with the socket: docker run --rm --pid host -v /var/run/docker.sock:/var/run/docker.sock:ro IMAGE audit"}}
+			hints: []string{"set DOCKER_HOST or a docker context; or run as root on the engine host, or as a container with the socket: docker run --rm --pid host --user 0 --cap-add SYS_PTRACE -v /var/run/docker.sock:/var/run/docker.sock:ro ghcr.io/preflight-sqlite/preflight audit"}}
 	}
 	switch c.Format {
 	case "json":
