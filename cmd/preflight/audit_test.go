@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -195,5 +197,31 @@ func TestAuditHostileNames(t *testing.T) {
 	}
 	if len(rows) != 1 || !strings.Contains(rows[0], `evil\nok`) {
 		t.Errorf("audit table rows for the hostile container = %q, want one row with the name escaped", rows)
+	}
+}
+
+// TestAuditEngineHangs: an engine (or proxy) that accepts and never
+// answers costs --docker-timeout, then exit 1, not a hung audit.
+func TestAuditEngineHangs(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "hang.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	start := time.Now()
+	_, stderr, code := runMain(t, "audit", "--docker-timeout", "1s")
+	if el := time.Since(start); code != exitInternal || el > 4*time.Second {
+		t.Errorf("audit against a silent engine: exit %d after %s, want 1 within about 1s\n%s", code, el, stderr)
 	}
 }
