@@ -204,7 +204,8 @@ type auditedContainer struct {
 // auditPaths finds the paths of c to check and discovers their databases:
 // each bind and volume mount (and tmpfs), and each catalogue data
 // directory of its image; a path where nothing SQLite was found is
-// dropped, unless the catalogue names it or it could not be read.
+// dropped, unless the catalogue names it or it is writable and could not
+// be read (mount-not-inspected).
 func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory, opts AuditOptions) auditedContainer {
 	ac := auditedContainer{AuditContainer: AuditContainer{Container: *c, Mounts: []AuditMount{}}}
 	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{}, Engine: inv.Engine, Container: &ac.Container}

@@ -136,8 +136,6 @@ func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
 // containers' roots, or neither.
 func seenFrom(ar *preflight.AuditReport) string {
 	switch {
-	case ar.OnEngineHost && ar.HostPID:
-		return "the engine host (bind sources and volumes read by their host paths)"
 	case ar.OnEngineHost:
 		return "the engine host (bind sources and volumes read by their host paths)"
 	case ar.HostPID:
