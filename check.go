@@ -3,8 +3,9 @@
 // directory (probe/mounts), reads each database's journal mode from its
 // header (probe/sqlitefile), runs the live-writer and health probes, and
 // turns those facts into findings through the one rules table (package
-// rules). Check (and CheckCompose for compose projects) is the only entry
-// point; the CLI in cmd/preflight renders its Report.
+// rules). Check (CheckCompose for compose projects, Audit for every
+// container of a Docker engine) is the only entry point; the CLI in
+// cmd/preflight renders its Report.
 package preflight
 
 import (

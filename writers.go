@@ -80,6 +80,19 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	if f.kube.Status != kube.StatusOff && f.kube.Status != kube.StatusNotInCluster {
 		r.Kube = &f.kube
 	}
+	attributeAll(r, dbs, f, opts)
+	if r.Kube != nil {
+		r.Probes["kube"] = report.ProbeStatus(f.kube.Status)
+	}
+	r.Probes["activity"] = report.ProbeOff
+	if opts.Watch > 0 {
+		r.Probes["activity"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Activity })
+	}
+}
+
+// attributeAll attributes f to every existing database of r (dbs, from
+// writerTargets) and sets r's processes, locks and docker probe statuses.
+func attributeAll(r *Report, dbs []*Database, f *writerFacts, opts WriterOptions) {
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		for j := range d.Databases {
@@ -93,13 +106,6 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	r.Probes["processes"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Processes })
 	r.Probes["locks"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Locks })
 	r.Probes["docker"] = report.ProbeStatus(f.docker.Status)
-	if r.Kube != nil {
-		r.Probes["kube"] = report.ProbeStatus(f.kube.Status)
-	}
-	r.Probes["activity"] = report.ProbeOff
-	if opts.Watch > 0 {
-		r.Probes["activity"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Activity })
-	}
 }
 
 // writerTargets lists the databases of r that exist (not new, not another

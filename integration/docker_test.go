@@ -346,13 +346,7 @@ func TestRunExecFailures(t *testing.T) {
 // The top-level Dockerfile: preflight alone, FROM scratch.
 func TestPreflightImage(t *testing.T) {
 	requireDocker(t)
-	tag := "preflight-it-tool:" + runID
-	if err := buildImage(tag, "Dockerfile", map[string]string{
-		"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
-		".dockerignore":           filepath.Join(repoRoot, ".dockerignore"),
-	}, "rootfs/tmp"); err != nil {
-		t.Fatal(err)
-	}
+	tag := toolImage(t, "preflight-it-tool")
 	r := dockerRun(t, tag, "--version")
 	wantCode(t, r, 0)
 	if !strings.HasPrefix(r.stdout, "preflight ") {
@@ -374,13 +368,7 @@ func TestPreflightImage(t *testing.T) {
 func TestPreflightImageDeepOnShare(t *testing.T) {
 	requireDocker(t)
 	testdb.NeedFUSE(t)
-	tag := "preflight-it-tool-deep:" + runID
-	if err := buildImage(tag, "Dockerfile", map[string]string{
-		"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
-		".dockerignore":           filepath.Join(repoRoot, ".dockerignore"),
-	}, "rootfs/tmp"); err != nil {
-		t.Fatal(err)
-	}
+	tag := toolImage(t, "preflight-it-tool-deep")
 	backing, mnt := grpcfuseDir(t)
 	testdb.Make(t, filepath.Join(backing, "app.db"), "delete", 50)
 

@@ -22,13 +22,7 @@ import (
 func TestKubeInClusterImage(t *testing.T) {
 	requireDocker(t)
 	c := kubetest.Start(t)
-	tag := "preflight-it-kubeprobe:" + runID
-	if err := buildImage(tag, "Dockerfile", map[string]string{
-		"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
-		".dockerignore":           filepath.Join(repoRoot, ".dockerignore"),
-	}, "rootfs/tmp"); err != nil {
-		t.Fatal(err)
-	}
+	tag := toolImage(t, "preflight-it-kubeprobe")
 	t.Cleanup(func() { run(t, dockerTimeout, nil, "docker", "rmi", "-f", tag) })
 
 	c.MustApply(`apiVersion: v1

@@ -159,6 +159,21 @@ func buildImage(tag, dockerfile string, files map[string]string, dirs ...string)
 	return nil
 }
 
+// toolImage builds the preflight image (the repository's Dockerfile,
+// FROM scratch, with the static preflight-nocompose) as name:runID and
+// returns its tag.
+func toolImage(t *testing.T, name string) string {
+	t.Helper()
+	tag := name + ":" + runID
+	if err := buildImage(tag, "Dockerfile", map[string]string{
+		"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
+		".dockerignore":           filepath.Join(repoRoot, ".dockerignore"),
+	}, "rootfs/tmp"); err != nil {
+		t.Fatal(err)
+	}
+	return tag
+}
+
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {

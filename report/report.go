@@ -191,6 +191,11 @@ type DataDir struct {
 	// directory read in time (a stuck FUSE daemon or NFS server); nothing
 	// else was read from it.
 	Unresponsive string `json:"unresponsive,omitempty"`
+	// NotInspected says why preflight audit could not read this mount of
+	// a container from where it ran (no host path here, the container's
+	// process not visible); "" when it was read or the path is not a
+	// container's.
+	NotInspected string `json:"not_inspected,omitempty"`
 	// NotSearched counts directories at the --max-depth limit whose
 	// contents were not searched for databases.
 	NotSearched int `json:"dirs_not_searched,omitempty"`

@@ -39,6 +39,10 @@ const (
 	// UnsafeFSNotInspected: the path is on a filesystem unsafe for WAL, and its
 	// databases could not be inspected (path not on this machine).
 	UnsafeFSNotInspected ID = "unsafe-fs-not-inspected"
+	// MountNotInspected: preflight audit could not read a writable mount
+	// of a container from where it ran, so whether it holds SQLite data,
+	// and in which journal mode, is unknown.
+	MountNotInspected ID = "mount-not-inspected"
 	// NewDBOnUnsafeFS: no database yet (or a new, empty one) on a filesystem
 	// unsafe for WAL: the application creates it in its own default mode, often
 	// WAL (info when run --export-env tells it the mode).

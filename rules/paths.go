@@ -172,7 +172,7 @@ var pathRules = []rule{
 			if s.dir.Mount == nil {
 				return fmt.Sprintf("cannot tell which filesystem holds %s: %s", s.dir.Path, s.dir.MountError), "", true
 			}
-			if policy.Of(s.dir.Mount.Class).WAL != policy.WALUnsure { // unknown, or a class policy has no entry for
+			if policy.Of(s.dir.Mount.Class).WAL != policy.WALUnsure || s.dir.NotInspected != "" { // unknown, or a class policy has no entry for; an audit mount not read: mount-not-inspected
 				return "", "", false
 			}
 			return fmt.Sprintf("%s is on an unrecognised filesystem (%s); preflight cannot tell whether WAL is safe there", s.dir.Path, s.dir.Mount.Reason), "", true
@@ -227,6 +227,18 @@ var pathRules = []rule{
 		},
 		remedy: func(s subject) []string {
 			return []string{"Run preflight check inside the container that uses this path to read each database's journal mode.", "Use journal_mode=DELETE for every database here, or move the data to a named volume."}
+		},
+	},
+	{
+		Rule: Rule{MountNotInspected, LevelWarn, "preflight audit could not read a writable mount of a container from where it ran: whether it holds SQLite data, and in which journal mode, is unknown"},
+		match: func(s subject) (string, Level, bool) {
+			if s.dir.NotInspected == "" || s.dir.Mount != nil && policy.WALUnsafe(s.dir.Mount.Class) {
+				return "", "", false // unsafe-fs-not-inspected says more
+			}
+			return fmt.Sprintf("%s was not inspected: %s", s.dir.Path, s.dir.NotInspected), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Run the audit where it can read every container: as root on the engine host (sudo preflight audit), or as a container in the host's PID namespace: docker run --rm --pid host --user 0 --cap-add SYS_PTRACE -v /var/run/docker.sock:/var/run/docker.sock:ro ghcr.io/preflight-sqlite/preflight audit"}
 		},
 	},
 	{

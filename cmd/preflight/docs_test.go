@@ -35,6 +35,7 @@ func TestDocs(t *testing.T) {
 		"reference/findings.md":   findingsPage(),
 		"reference/exit-codes.md": exitCodesPage(),
 		reportSchemaPath:          reportSchema(),
+		auditSchemaPath:           auditSchema(),
 	}
 	for name, b := range cliPages(t) {
 		pages["reference/cli/"+name] = b

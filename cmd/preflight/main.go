@@ -70,6 +70,7 @@ var commands = []command{
 	{"check", "Check data directories or database files: filesystem class, journal mode, findings.", func() runner { return &CheckCmd{} }},
 	{"mounts", "List every mount with its class, or the mount holding PATH.", func() runner { return &MountsCmd{} }},
 	runCommand,
+	{"audit", "Audit every container of this Docker engine: each mount that holds SQLite data, its class, journal modes, other writers and Swarm services, with one verdict per container.", func() runner { return &AuditCmd{} }},
 	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }},
 	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }},
 	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }},

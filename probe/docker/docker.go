@@ -198,6 +198,10 @@ type Container struct {
 	// or the image's USER; empty: the image's default, root), known only
 	// for a container that was inspected (our own).
 	User string `json:"user,omitempty"`
+	// PID is the container's first process in the engine host's PID
+	// namespace (inspect State.Pid), set by List for a live container; 0
+	// when unknown or stopped.
+	PID int `json:"pid,omitempty"`
 }
 
 // Relations in Writer.Relation.

@@ -123,26 +123,44 @@ type Task struct {
 // /services, /tasks and /nodes, each once. It returns nil when the engine
 // is in no swarm; on a worker, Role says so and nothing is listed.
 func (c *conn) swarmFacts(ctx context.Context, targets []target, src sources, vf volumeFacts, selfID string) *Swarm {
+	sw, l := c.swarmLists(ctx)
+	if sw != nil && sw.ServicesVisible {
+		sw.Services = matchServices(l.services, l.tasks, l.hosts, sw.NodeID, selfID, targets, src, vf)
+	}
+	return sw
+}
+
+// swarmLists is what a Swarm manager lists, for matchServices.
+type swarmLists struct {
+	services []swarm.Service
+	tasks    []swarm.Task
+	hosts    map[string]string
+}
+
+// swarmLists asks a Swarm manager for its services, tasks and nodes (GET
+// /services, /tasks and /nodes, each once). The Swarm is nil when the
+// engine is in no swarm; ServicesVisible says whether the lists are there.
+func (c *conn) swarmLists(ctx context.Context) (*Swarm, swarmLists) {
 	info := c.swarm
 	switch {
 	case info.LocalNodeState == "" || info.LocalNodeState == swarm.LocalNodeStateInactive:
-		return nil
+		return nil, swarmLists{}
 	case info.LocalNodeState != swarm.LocalNodeStateActive:
 		return &Swarm{Role: string(info.LocalNodeState), NodeID: info.NodeID,
-			Err: fmt.Sprintf("swarm node state %s: services cannot be listed", info.LocalNodeState)}
+			Err: fmt.Sprintf("swarm node state %s: services cannot be listed", info.LocalNodeState)}, swarmLists{}
 	case !info.ControlAvailable:
-		return &Swarm{Role: SwarmWorker, NodeID: info.NodeID}
+		return &Swarm{Role: SwarmWorker, NodeID: info.NodeID}, swarmLists{}
 	}
 	sw := &Swarm{Role: SwarmManager, NodeID: info.NodeID}
 	services, err := c.cli.ServiceList(ctx, client.ServiceListOptions{})
 	if err != nil {
 		sw.Err = fmt.Sprintf("list swarm services: %v", err)
-		return sw
+		return sw, swarmLists{}
 	}
 	tasks, err := c.cli.TaskList(ctx, client.TaskListOptions{})
 	if err != nil {
 		sw.Err = fmt.Sprintf("list swarm tasks: %v", err)
-		return sw
+		return sw, swarmLists{}
 	}
 	hosts := map[string]string{}
 	if nodes, err := c.cli.NodeList(ctx, client.NodeListOptions{}); err == nil {
@@ -151,8 +169,7 @@ func (c *conn) swarmFacts(ctx context.Context, targets []target, src sources, vf
 		}
 	}
 	sw.ServicesVisible = true
-	sw.Services = matchServices(services.Items, tasks.Items, hosts, info.NodeID, selfID, targets, src, vf)
-	return sw
+	return sw, swarmLists{services: services.Items, tasks: tasks.Items, hosts: hosts}
 }
 
 // matchServices returns, for every target, each service with a

@@ -1,0 +1,550 @@
+package preflight
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
+	"github.com/preflight-sqlite/preflight/internal/rawfile"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
+	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
+)
+
+// AuditSchema names the version of the audit JSON document
+// (docs/reference/schema/audit.json).
+const AuditSchema = "preflight-audit/v1"
+
+// AuditOptions configure Audit.
+type AuditOptions struct {
+	// All audits stopped containers too (created, exited, dead); their
+	// files are read through the host path of a bind or volume only.
+	All bool
+	// Docker is the engine to audit; Timeout bounds every engine request
+	// of the audit together (zero: 10 s).
+	Docker docker.Options
+	// MaxDepth, SniffMax, SniffTime, FSTimeout and Ignore are as in
+	// Options, per mount.
+	MaxDepth  int
+	SniffMax  int
+	SniffTime time.Duration
+	FSTimeout time.Duration
+	Ignore    []string
+	// Catalogue names the images known to keep SQLite in a directory;
+	// nil means compose.Builtin().
+	Catalogue *compose.Catalogue
+	// Proc is where the engine host's processes are seen; "" means /proc.
+	Proc string
+}
+
+// AuditReport is what Audit found: one entry per container.
+type AuditReport struct {
+	Schema   string          `json:"schema"`
+	Endpoint docker.Endpoint `json:"endpoint"`
+	Engine   *docker.Engine  `json:"engine,omitempty"`
+	// Docker is the container list's status (docker.StatusRan when it was
+	// read) and why it failed.
+	Docker      string `json:"docker"`
+	DockerError string `json:"docker_error,omitempty"`
+	// Swarm is the engine's node in a swarm, nil when in none.
+	Swarm *docker.Swarm `json:"swarm,omitempty"`
+	// HostPID is true when the containers' processes were visible here
+	// (preflight runs in the engine host's PID namespace); OnEngineHost
+	// when the engine host's paths are ours.
+	HostPID      bool `json:"host_pid"`
+	OnEngineHost bool `json:"on_engine_host"`
+	// Containers are every container audited, by name.
+	Containers []AuditContainer `json:"containers"`
+	// Verdict is the worst container verdict.
+	Verdict report.Verdict `json:"verdict"`
+	// Took is how long the audit took.
+	Took time.Duration `json:"took_ns"`
+}
+
+// Read ways in AuditMount.ReadVia.
+const (
+	ReadHostPath      = "host-path"      // the bind source or volume directory on this host
+	ReadContainerRoot = "container-root" // /proc/PID/root of the container's first process
+)
+
+// AuditContainer is one container and the mounts that hold SQLite data.
+type AuditContainer struct {
+	Container docker.Container `json:"container"`
+	// App is the catalogue entry its image matches, if any.
+	App string `json:"app,omitempty"`
+	// Mounts are its mounts (and catalogue data directories on no mount)
+	// that hold SQLite data or could not be read, in destination order;
+	// Report.DataDirs[i] is Mounts[i].
+	Mounts []AuditMount `json:"mounts"`
+	// Report is the check report for those paths, as check --container
+	// makes it: findings, verdict, each database.
+	Report *Report `json:"report"`
+	// Verdict is Report.Verdict.
+	Verdict report.Verdict `json:"verdict"`
+}
+
+// AuditMount is one path of a container that holds (or may hold) SQLite
+// data.
+type AuditMount struct {
+	// Destination is the path inside the container.
+	Destination string `json:"destination"`
+	// Mount is the container's mount there; nil for a catalogue data
+	// directory on no mount (the writable layer).
+	Mount *docker.MountRef `json:"mount,omitempty"`
+	// Class is the filesystem class the check judged.
+	Class mounts.Class `json:"class"`
+	// ReadVia is ReadHostPath or ReadContainerRoot; "" when not read.
+	ReadVia string `json:"read_via,omitempty"`
+	// Local is the path read on this machine.
+	Local string `json:"local,omitempty"`
+	// NotInspected says why its files could not be read; "" when read.
+	NotInspected string `json:"not_inspected,omitempty"`
+	// Catalogue is true when the image's catalogue entry names this path.
+	Catalogue bool `json:"catalogue,omitempty"`
+}
+
+// Audit lists the engine's containers (docker.List) and checks, for each,
+// every mount that holds SQLite data as check --container does: the class
+// the engine gives the mount, each database's journal mode and header, the
+// other containers and Swarm services on the same data, through the one
+// rules table. A mount is read through the host path of its bind or volume
+// when this is the engine host, else through /proc/PID/root of the
+// container's first process when that PID is visible here; a mount read
+// neither way is said not inspected (mount-not-inspected), when writable
+// or named by the catalogue.
+// An engine that does not answer is a report with Docker set, not an
+// error; the error is ctx's.
+func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
+	start := time.Now()
+	if opts.Docker.Timeout <= 0 {
+		opts.Docker.Timeout = 10 * time.Second
+	}
+	if opts.Catalogue == nil {
+		opts.Catalogue = compose.Builtin()
+	}
+	if opts.Proc == "" {
+		opts.Proc = "/proc"
+	}
+	inv := docker.List(ctx, docker.ListOptions{Options: opts.Docker, All: opts.All})
+	ar := &AuditReport{Schema: AuditSchema, Endpoint: inv.Endpoint, Engine: inv.Engine, Docker: inv.Status,
+		DockerError: inv.Err, Swarm: inv.Swarm, OnEngineHost: inv.OnEngineHost, Containers: []AuditContainer{}, Verdict: report.VerdictOK}
+	if inv.Status != docker.StatusRan {
+		ar.Verdict = report.VerdictUnsafe
+		ar.Took = time.Since(start)
+		return ar, nil
+	}
+	table, tableErr := mounts.ReadSelf()
+	errText := ""
+	if tableErr != nil {
+		errText = tableErr.Error()
+	}
+	var all []*Report
+	for i := range inv.Containers {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ac := auditPaths(ctx, &inv.Containers[i], inv, opts)
+		if ac.hostPID {
+			ar.HostPID = true
+		}
+		r := ac.Report
+		for j := range r.DataDirs {
+			if d := &r.DataDirs[j]; d.Mount == nil {
+				classify(d, table, errText)
+			}
+		}
+		ar.Containers = append(ar.Containers, ac.AuditContainer)
+		all = append(all, r)
+	}
+	auditWriters(ctx, all, inv)
+	worst := report.LevelInfo
+	for i := range ar.Containers {
+		ac := &ar.Containers[i]
+		r := ac.Report
+		r.Findings = judge(r, rules.Input{}, opts.Ignore)
+		r.Verdict = report.VerdictOf(r.Worst())
+		r.JournalMode, r.FSClass = rules.JournalMode(r)
+		ac.Verdict = r.Verdict
+		for j := range ac.Mounts {
+			if d := r.DataDirs[j]; d.Mount != nil {
+				ac.Mounts[j].Class = d.Mount.Class
+			}
+		}
+		if w := r.Worst(); w.Rank() > worst.Rank() {
+			worst = w
+		}
+	}
+	ar.Verdict = report.VerdictOf(worst)
+	// Containers without SQLite data are left out.
+	ar.Containers = slices.DeleteFunc(ar.Containers, func(ac AuditContainer) bool { return len(ac.Mounts) == 0 })
+	ar.Took = time.Since(start)
+	return ar, nil
+}
+
+// auditedContainer is an AuditContainer being built.
+type auditedContainer struct {
+	AuditContainer
+	hostPID bool
+}
+
+// auditPaths finds the paths of c to check and discovers their databases:
+// each bind and volume mount (and tmpfs), and each catalogue data
+// directory of its image; a path where nothing SQLite was found is
+// dropped, unless the catalogue names it or it is writable and could not
+// be read (mount-not-inspected).
+func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory, opts AuditOptions) auditedContainer {
+	ac := auditedContainer{AuditContainer: AuditContainer{Container: *c, Mounts: []AuditMount{}}}
+	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{}, Engine: inv.Engine, Container: &ac.Container}
+	ac.Report = r
+	appDirs := map[string]bool{}
+	if app := opts.Catalogue.Match(c.Image); app != nil {
+		ac.App = app.Name
+		for _, d := range app.DataDirs {
+			appDirs[path.Clean(d)] = true
+		}
+	}
+	root, rootWhy := containerRoot(ctx, c, opts.Proc)
+	ac.hostPID = root != ""
+	var ctable *mounts.Table
+	if root != "" {
+		ctable, _ = fsbound.Within(ctx, time.Second, func() *mounts.Table {
+			t, err := mounts.ReadFile(filepath.Join(opts.Proc, strconv.Itoa(c.PID), "mountinfo"))
+			if err != nil {
+				return nil
+			}
+			return t
+		})
+	}
+	copts := Options{MaxDepth: opts.MaxDepth, SniffMax: opts.SniffMax, SniffTime: opts.SniffTime, FSTimeout: opts.FSTimeout}
+	seen := map[[2]uint64]bool{}
+	dests := []string{}
+	for _, m := range c.Mounts {
+		switch m.Type {
+		case docker.MountBind, docker.MountVolume, docker.MountTmpfs:
+			dests = append(dests, path.Clean(m.Destination))
+		}
+	}
+	for d := range appDirs {
+		if !slices.Contains(dests, d) {
+			dests = append(dests, d)
+		}
+	}
+	// Deepest first: a mount nested in another (a volume at /data/sub in a
+	// bind at /data) keeps its own databases, which the walk of the outer
+	// one through the container's root reaches too (dedupe drops them
+	// there); the report lists them by destination afterwards.
+	slices.SortFunc(dests, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b)) })
+	for _, dest := range dests {
+		am := AuditMount{Destination: dest, Catalogue: appDirs[dest]}
+		cp := translate(dest, c, inv.Engine)
+		read := cp.local
+		if i := slices.IndexFunc(c.Mounts, func(m docker.MountRef) bool { return path.Clean(m.Destination) == dest }); i >= 0 {
+			m := c.Mounts[i]
+			am.Mount = &m
+			if v, ok := inv.Volumes[m.Name]; ok && m.Type == docker.MountVolume && v.NetworkFS != "" {
+				cp = containerPath{mount: &mounts.Mount{Class: mounts.ClassNetwork, Mountpoint: dest, FSType: v.NetworkFS, Source: v.Device,
+					Reason: fmt.Sprintf("volume %s has driver_opts type %s (device %s): a network filesystem mounted on the engine host", m.Name, v.NetworkFS, v.Device)}}
+				if read = m.Source; c.State != "running" && c.State != "paused" && c.State != "restarting" {
+					// Mounted only while a container uses it: its
+					// directory here is not the share.
+					read = ""
+				}
+			}
+		}
+		var d DataDir
+		switch {
+		case read != "" && inv.OnEngineHost:
+			am.ReadVia, am.Local = ReadHostPath, read
+			d = discoverBounded(ctx, read, false, copts)
+			if cp.mount != nil {
+				d.Mount = cp.mount
+			}
+		case root != "":
+			am.ReadVia, am.Local = ReadContainerRoot, root+dest
+			d = discoverBounded(ctx, am.Local, false, copts)
+			if d.Unresponsive == "" {
+				confineToRoot(ctx, &d, root, am.Local)
+			}
+			if cp.mount == nil {
+				// The host filesystem decides: the container's own
+				// mount table says which it is.
+				cp.mount = classifyInContainer(ctable, dest)
+			}
+			d.Mount = cp.mount
+		default:
+			why := rootWhy
+			if cp.local != "" {
+				why = "the host path " + cp.local + " is not visible here (this is not the engine host), and " + why
+			}
+			am.NotInspected = why
+			if cp.mount == nil {
+				// The host filesystem decides, and it is not visible here.
+				cp.mount = &mounts.Mount{Class: mounts.ClassUnknown, Mountpoint: dest, Source: cp.local,
+					Reason: fmt.Sprintf("the engine host's filesystem under %s decides, and it is not visible here", cp.local)}
+			}
+			d = DataDir{Path: dest, Mount: cp.mount, Databases: []Database{}, Saved: true, NotInspected: why}
+		}
+		d.ContainerPath = dest
+		dedupe(&d, seen)
+		if !holdsSQLite(d) && !am.Catalogue && am.NotInspected == "" {
+			continue
+		}
+		if am.NotInspected != "" && !am.Catalogue && (am.Mount == nil || !am.Mount.RW) {
+			continue
+		}
+		if d.Mount != nil {
+			am.Class = d.Mount.Class
+		}
+		ac.Mounts = append(ac.Mounts, am)
+		r.DataDirs = append(r.DataDirs, d)
+	}
+	order := make([]int, len(ac.Mounts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ac.Mounts[a].Destination, ac.Mounts[b].Destination) })
+	ms, ds := make([]AuditMount, len(order)), make([]DataDir, len(order))
+	for i, j := range order {
+		ms[i], ds[i] = ac.Mounts[j], r.DataDirs[j]
+	}
+	ac.Mounts, r.DataDirs = ms, ds
+	return ac
+}
+
+// holdsSQLite reports whether d has a SQLite database, or something that
+// stopped its search (unresponsive, unreadable).
+func holdsSQLite(d DataDir) bool {
+	if d.Unresponsive != "" || d.StatError != "" {
+		return true
+	}
+	for _, db := range d.Databases {
+		if !db.NotSQLite {
+			return true
+		}
+	}
+	return false
+}
+
+// containerRoot is /proc/PID/root of c's first process when this process
+// sees the engine host's PID namespace (PID's cgroup names c), else "" and
+// why not.
+func containerRoot(ctx context.Context, c *docker.Container, proc string) (string, string) {
+	if c.PID <= 0 {
+		return "", "the container is not running: its root is not readable, and no host path is visible"
+	}
+	dir := filepath.Join(proc, strconv.Itoa(c.PID))
+	ok, answered := fsbound.Within(ctx, time.Second, func() bool {
+		b, err := readSmall(filepath.Join(dir, "cgroup"))
+		return err == nil && strings.Contains(string(b), c.ID)
+	})
+	switch {
+	case !answered:
+		return "", dir + "/cgroup did not answer"
+	case !ok:
+		return "", fmt.Sprintf("process %d of the engine host is not visible here (run preflight with the host's PID namespace: docker run --pid host)", c.PID)
+	}
+	root := filepath.Join(dir, "root")
+	// Opening the root needs ptrace access to the process (proc(5)): root
+	// with CAP_SYS_PTRACE for a process of another user. The root itself
+	// is a directory of the container's filesystem: bounded too.
+	err, answered := fsbound.Within(ctx, time.Second, func() error {
+		f, err := rawfile.OpenDir(root)
+		if err == nil {
+			f.Close()
+		}
+		return err
+	})
+	switch {
+	case !answered:
+		return root, "" // it is there and does not answer: the discovery says so
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM):
+		return "", fmt.Sprintf("%s: permission denied (run preflight as root with --cap-add SYS_PTRACE to read the files of a container that runs as another user)", root)
+	case err != nil:
+		return "", fmt.Sprintf("%s: %v", root, err)
+	}
+	return root, ""
+}
+
+// readSmall reads at most 64 KiB of a /proc file.
+func readSmall(name string) ([]byte, error) {
+	f, err := rawfile.OpenAny(name, true)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 64<<10)
+	n, err := f.Read(b)
+	if n > 0 {
+		err = nil
+	}
+	return b[:n], err
+}
+
+// classifyInContainer classifies dest from the container's own mount
+// table; unknown when it could not be read.
+func classifyInContainer(t *mounts.Table, dest string) *mounts.Mount {
+	if t != nil {
+		if m, err := t.Classify(dest); err == nil {
+			return &m
+		}
+	}
+	return &mounts.Mount{Class: mounts.ClassUnknown, Mountpoint: dest, Reason: "the container's mount table could not be read"}
+}
+
+// confineToRoot fixes the paths of d, discovered through a container's
+// root (root, the /proc/PID/root) at local: symlinks there are the
+// container's, which this process resolves against its own root, so
+// resolved paths are the paths as read, and a database is kept only when
+// the container resolves its path to the same file (rawfile.StatInRoot):
+// one reached through a symlink out of the container's root is another
+// file of this machine, dropped with a note.
+func confineToRoot(ctx context.Context, d *DataDir, root, local string) {
+	d.Resolved = local
+	kept := d.Databases[:0]
+	stuck := false
+	for _, db := range d.Databases {
+		if db.Link != "" {
+			// found resolved it in this process's root, not the container's.
+			d.Errors = append(d.Errors, fmt.Sprintf("%s is a symlink: not followed through the container's root", strings.TrimPrefix(db.Link, root)))
+			continue
+		}
+		rel := strings.TrimPrefix(db.Path, root)
+		same, answered := false, false
+		if !stuck {
+			same, answered = fsbound.Within(ctx, time.Second, func() bool {
+				dev, ino, err := rawfile.StatInRoot(root, rel)
+				return err == nil && dev == db.Dev && ino == db.Ino
+			})
+			stuck = !answered
+		}
+		switch {
+		case stuck:
+			d.Errors = append(d.Errors, fmt.Sprintf("%s: not confirmed inside the container's root (no answer within 1s): not reported", rel))
+			continue
+		case !same:
+			d.Errors = append(d.Errors, fmt.Sprintf("%s is reached through a symlink the container resolves elsewhere (out of its root, or an absolute link): not read", rel))
+			continue
+		}
+		db.ResolvedPath = db.Path
+		kept = append(kept, db)
+	}
+	d.Databases = kept
+	link, answered := fsbound.Within(ctx, time.Second, func() bool {
+		fi, err := os.Lstat(local)
+		return err == nil && fi.Mode()&os.ModeSymlink != 0
+	})
+	switch {
+	case !answered:
+		d.Databases, d.Inspected = []Database{}, false
+		d.Unresponsive = local + " did not answer a stat within 1s"
+	case link:
+		d.Databases, d.Inspected = []Database{}, false
+		d.StatError = "the mount destination is a symlink in the container's root: not followed"
+	}
+}
+
+// auditWriters runs the lock and /proc probes once for every database of
+// every report, and gives each report the containers and Swarm services
+// that mount its data, from the inventory.
+func auditWriters(ctx context.Context, all []*Report, inv *docker.Inventory) {
+	var dbs []*Database
+	var dirs []string
+	for _, r := range all {
+		d, p := writerTargets(r)
+		dbs, dirs = append(dbs, d...), append(dirs, p...)
+	}
+	wopts := WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}, Kube: kube.Options{Mode: kube.ModeOff}}
+	// One file reached through several containers' paths is probed once
+	// (the /proc scan keeps one target per file), and its answer copied to
+	// every path that reaches it.
+	first := map[[2]uint64]string{}
+	alias := map[string]string{}
+	unique := dbs[:0:0]
+	for _, db := range dbs {
+		key := [2]uint64{db.Dev, db.Ino}
+		if p, ok := first[key]; ok && db.Ino != 0 {
+			alias[db.Path] = p
+			continue
+		}
+		first[key] = db.Path
+		unique = append(unique, db)
+	}
+	f := runWriterProbes(ctx, unique, dirs, wopts)
+	copyAliases(f, alias)
+	for _, r := range all {
+		ac := r.Container
+		var targets []docker.HostTarget
+		for j := range r.DataDirs {
+			d := &r.DataDirs[j]
+			m := mountOf(ac, d.ContainerPath)
+			if m == nil || m.Source == "" || m.Type == docker.MountTmpfs {
+				continue
+			}
+			under := path.Join(m.Source, strings.TrimPrefix(path.Clean(d.ContainerPath), path.Clean(m.Destination)))
+			host := func(p string) string { return path.Join(under, strings.TrimPrefix(p, d.Path)) }
+			targets = append(targets, docker.HostTarget{Label: d.Path, HostPath: host(d.Path), Mount: *m})
+			for _, db := range d.Databases {
+				targets = append(targets, docker.HostTarget{Label: db.Path, HostPath: host(db.Path), Mount: *m})
+			}
+		}
+		rf := *f
+		rf.docker = inv.Writers(targets, ac.ID)
+		r.Docker = &rf.docker
+		rdbs, _ := writerTargets(r)
+		attributeAll(r, rdbs, &rf, wopts)
+		r.Probes["activity"] = report.ProbeOff
+		r.Probes["mounts"], r.Probes["sqlitefile"] = report.ProbeRan, report.ProbeRan
+	}
+}
+
+// copyAliases gives each path of alias (a path to the path probed for the
+// same file) the probed path's lock and /proc answers.
+func copyAliases(f *writerFacts, alias map[string]string) {
+	for p, to := range alias {
+		f.locks[p], f.locksErr[p] = f.locks[to], f.locksErr[to]
+		if err, ok := f.targetErr[to]; ok {
+			f.targetErr[p] = err
+		}
+		for _, h := range f.procs.Holders {
+			if h.Target == absPath(to) {
+				h.Target = absPath(p)
+				f.procs.Holders = append(f.procs.Holders, h)
+			}
+		}
+		for _, u := range f.procs.Unlinked {
+			if u.Target == absPath(to) {
+				u.Target = absPath(p)
+				f.procs.Unlinked = append(f.procs.Unlinked, u)
+			}
+		}
+	}
+}
+
+// mountOf is c's mount that holds p (a path inside it), or nil.
+func mountOf(c *docker.Container, p string) *docker.MountRef {
+	var best *docker.MountRef
+	for i := range c.Mounts {
+		m := &c.Mounts[i]
+		d := path.Clean(m.Destination)
+		if p == d || strings.HasPrefix(p, d+"/") {
+			if best == nil || len(d) > len(path.Clean(best.Destination)) {
+				best = m
+			}
+		}
+	}
+	return best
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+)
+
+// AuditCmd is `preflight audit`.
+type AuditCmd struct {
+	All           bool          `name:"all" env:"PREFLIGHT_AUDIT_ALL" help:"Audit stopped containers too (created, exited, dead: each writes its data again once started)."`
+	Format        string        `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight-audit/v1) or sarif (SARIF 2.1.0)."`
+	FailOn        string        `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
+	Ignore        []string      `name:"ignore" env:"PREFLIGHT_IGNORE" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
+	MaxDepth      int           `name:"max-depth" env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below each mount to search for databases."`
+	FSTimeout     time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a mount to answer a stat and a directory read (a stuck FUSE daemon or NFS server, a container root on FUSE)."`
+	DockerTimeout time.Duration `name:"docker-timeout" default:"10s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API, every request of the audit together."`
+}
+
+// Run audits every container of the engine, renders the report and exits
+// by the worst verdict.
+func (c *AuditCmd) Run(g *Globals) error {
+	if err := needsLinux("audit", false); err != nil {
+		return err
+	}
+	if c.DockerTimeout <= 0 {
+		return usageError(fmt.Errorf("--docker-timeout %s: must be positive", c.DockerTimeout))
+	}
+	if c.MaxDepth < 1 {
+		return usageError(fmt.Errorf("--max-depth %d: must be at least 1", c.MaxDepth))
+	}
+	ar, err := preflight.Audit(g.ctx, preflight.AuditOptions{
+		All: c.All, Docker: docker.Options{Timeout: c.DockerTimeout}, MaxDepth: c.MaxDepth,
+		FSTimeout: c.FSTimeout, Ignore: c.Ignore,
+	})
+	if err := g.ctx.Err(); err != nil {
+		return fmt.Errorf("audit: interrupted: %w", context.Cause(g.ctx))
+	}
+	if err != nil {
+		return err
+	}
+	if ar.Docker != docker.StatusRan {
+		return &exitError{code: exitInternal, err: fmt.Errorf("audit: docker %s at %s: %s", ar.Docker, ar.Endpoint.Host, ar.DockerError),
+			hints: []string{"set DOCKER_HOST or a docker context; or run as root on the engine host, or as a container with the socket: docker run --rm --pid host --user 0 --cap-add SYS_PTRACE -v /var/run/docker.sock:/var/run/docker.sock:ro ghcr.io/preflight-sqlite/preflight audit"}}
+	}
+	switch c.Format {
+	case "json":
+		err = writeJSON(g, ar)
+	case "sarif":
+		err = renderAuditSARIF(g.stdout, ar)
+	default:
+		err = renderAuditText(g.stdout, ar)
+	}
+	if err != nil {
+		return err
+	}
+	if code := verdictCode(ar.Verdict, c.FailOn); code != exitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// renderAuditText writes the table (one row per mount holding SQLite
+// data), then each container's findings with their remedies.
+func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
+	var b strings.Builder
+	if e := ar.Engine; e != nil {
+		fmt.Fprintf(&b, "engine: %s %s (API %s) at %s\n", e.Kind, e.Version, e.APIVersion, ar.Endpoint.Host)
+	}
+	fmt.Fprintf(&b, "seen from: %s\n\n", seenFrom(ar))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONTAINER\tPROJECT/SERVICE\tIMAGE\tMOUNT\tCLASS\tDATABASES\tVERDICT\tFIRST FINDING")
+	for _, ac := range ar.Containers {
+		ct := ac.Container
+		svc := "-"
+		switch {
+		case ct.ComposeProject != "":
+			svc = ct.ComposeProject + "/" + ct.ComposeService
+		case ct.SwarmService != "":
+			svc = "swarm/" + ct.SwarmService
+		}
+		first := "-"
+		for _, f := range ac.Report.Findings {
+			if f.Level != preflight.LevelInfo {
+				first = string(f.ID)
+				break
+			}
+		}
+		for i, m := range ac.Mounts {
+			d := ac.Report.DataDirs[i]
+			class := string(m.Class)
+			if class == "" {
+				class = "unknown"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(ct.Name), oneLine(svc), oneLine(ct.Image),
+				oneLine(mountLabel(m)), class, auditDatabases(m, d), ac.Verdict, first)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, ac := range ar.Containers {
+		var nb strings.Builder
+		for _, m := range ac.Mounts {
+			if m.NotInspected != "" {
+				fmt.Fprintf(&nb, "  %s: not inspected: %s\n", oneLine(m.Destination), oneLine(m.NotInspected))
+			}
+		}
+		var fb strings.Builder
+		var fs []preflight.Finding
+		for _, f := range ac.Report.Findings {
+			if f.Level != preflight.LevelInfo || f.Ignored {
+				fs = append(fs, f)
+			}
+		}
+		renderFindings(&fb, fs, oneLine)
+		if nb.Len() == 0 && len(fs) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s (%s): %s\n", oneLine(ac.Container.Name), oneLine(ac.Container.Image), ac.Verdict)
+		b.WriteString(nb.String())
+		b.WriteString(strings.TrimPrefix(fb.String(), "\n"))
+	}
+	fmt.Fprintf(&b, "\n%s in %s; verdict: %s\n", count(mountsOf(ar), "mount with SQLite data", "mounts with SQLite data"), count(len(ar.Containers), "container", "containers"), ar.Verdict)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// seenFrom says what this audit could read: the engine host's paths, the
+// containers' roots, or neither.
+func seenFrom(ar *preflight.AuditReport) string {
+	switch {
+	case ar.OnEngineHost:
+		return "the engine host (bind sources and volumes read by their host paths)"
+	case ar.HostPID:
+		return "the host's PID namespace (each container's files read through /proc/PID/root)"
+	}
+	return "neither the engine host's paths nor its processes: mounts are judged from the engine's answer and the catalogue only (run with --pid host to read them)"
+}
+
+func mountsOf(ar *preflight.AuditReport) int {
+	n := 0
+	for _, ac := range ar.Containers {
+		n += len(ac.Mounts)
+	}
+	return n
+}
+
+// mountLabel is DEST<-SOURCE for a bind, DEST<-vol:NAME for a volume.
+func mountLabel(m preflight.AuditMount) string {
+	switch {
+	case m.Mount == nil:
+		return m.Destination + " (no mount)"
+	case m.Mount.Type == docker.MountVolume:
+		return m.Destination + " <- vol:" + m.Mount.Name
+	case m.Mount.Type == docker.MountTmpfs:
+		return m.Destination + " (tmpfs)"
+	}
+	return m.Destination + " <- " + m.Mount.Source
+}
+
+// auditDatabases is "name MODE, ..." for the table, or why there is none.
+func auditDatabases(m preflight.AuditMount, d preflight.DataDir) string {
+	switch {
+	case m.NotInspected != "":
+		return "not inspected"
+	case d.Unresponsive != "":
+		return "not inspected (does not answer)"
+	case d.StatError != "":
+		return "not inspected (unreadable)"
+	case len(d.Databases) == 0:
+		return "none yet"
+	}
+	var parts []string
+	for _, db := range d.Databases {
+		if db.NotSQLite {
+			continue
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(db.Path, d.Path), "/")
+		if name == "" {
+			name = db.Path[strings.LastIndex(db.Path, "/")+1:]
+		}
+		parts = append(parts, oneLine(name)+" "+dbMode(db))
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("+%d", len(parts)-3))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// renderAuditSARIF writes every container's findings as one SARIF run:
+// each message starts with the container's name, and points at the path
+// the finding is about.
+func renderAuditSARIF(w io.Writer, ar *preflight.AuditReport) error {
+	merged := &preflight.Report{Verdict: ar.Verdict, Findings: []preflight.Finding{}}
+	for _, ac := range ar.Containers {
+		for _, f := range ac.Report.Findings {
+			f.Message = "container " + ac.Container.Name + ": " + f.Message
+			if f.Path == "" && len(ac.Report.DataDirs) > 0 {
+				f.Path = ac.Report.DataDirs[0].Path
+			}
+			merged.Findings = append(merged.Findings, f)
+		}
+	}
+	return renderSARIF(w, merged)
+}
