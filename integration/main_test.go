@@ -168,6 +168,7 @@ func toolImage(t *testing.T, name string) string {
 	if err := buildImage(tag, "Dockerfile", map[string]string{
 		"bin/preflight-nocompose": filepath.Join(binDir, "preflight-nocompose"),
 		".dockerignore":           filepath.Join(repoRoot, ".dockerignore"),
+		"entrypoint.sh":           filepath.Join(repoRoot, "entrypoint.sh"),
 	}, "rootfs/tmp"); err != nil {
 		t.Fatal(err)
 	}
