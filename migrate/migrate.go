@@ -694,6 +694,11 @@ func copyFile(ctx context.Context, src string, root *os.Root, rel string, fi fs.
 	return File{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
+// openSource opens a file of From again to verify its copy: whoever owns
+// From may have replaced it since, so a FIFO or device in its place is an
+// error (it does not match), never an open that blocks.
+func openSource(p string) (*os.File, error) { return rawfile.Open(p, true) }
+
 // ctxReader is r that fails with ctx's error once ctx ended.
 type ctxReader struct {
 	ctx context.Context
@@ -775,7 +780,7 @@ func verify(ctx context.Context, res *Result, from string, root *os.Root) error 
 			return fmt.Errorf("verify %s: %w", f.Path, err)
 		}
 		f.Verified = n == f.Size && h == f.SHA256
-		if sn, sh, err := hashFile(ctx, os.Open, filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
+		if sn, sh, err := hashFile(ctx, openSource, filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
 			f.Verified = false
 		}
 		if !f.Verified {
