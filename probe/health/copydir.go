@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 	"github.com/preflight-sqlite/preflight/internal/rawfile"
 )
 
@@ -42,6 +43,34 @@ var ErrNoRoom = errors.New("not enough free space for the copy")
 type copyDir struct {
 	path string
 	lock *os.File // holds the lock; closing it releases it
+}
+
+// ErrSwappableTemp is wrapped by the error of a copy refused because
+// another user could replace what is made in its directory.
+var ErrSwappableTemp = errors.New("another user can replace what is made in the directory for the copy")
+
+// swappableTemp names the symlink or directory through which tmp is
+// reached that a user other than root and this process can replace, or
+// tmp itself when such a user can replace what is made in it, and why
+// (dirfd.UntrustedLink, dirfd.SwappableNew); "" when there is none. The
+// copy directory is made, filled, opened by SQLite and removed by path,
+// and RemoveStaleCopies takes a directory there for a copy by its name
+// and owner: whoever owns tmp (a --tmp-dir inside a data directory) could
+// rename one of root's directories to such a name, or swap the copy
+// directory for a symlink.
+func swappableTemp(tmp string) (string, string) {
+	abs, err := filepath.Abs(tmp)
+	if err != nil {
+		return tmp, err.Error()
+	}
+	if x, why := dirfd.UntrustedLink(abs); x != "" {
+		return x, why
+	}
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", "" // newCopyDir says why it cannot be used
+	}
+	return dirfd.SwappableNew(r)
 }
 
 // newCopyDir creates and locks a copy directory in tmp (empty means
