@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,7 +157,7 @@ func copyFiles(ctx context.Context, path, dir string) (string, error) {
 	need := int64(copyHeadroom)
 	for _, p := range []string{path, path + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
-			need += allocatedBytes(fi)
+			need += rawfile.Allocated(fi)
 		}
 	}
 	free, ok := freeBytes(dir)
@@ -184,7 +183,7 @@ const copyChunk = 1 << 20
 
 // copyFile copies src, a regular file (with nofollow, not through a
 // symlink at its name), to a new file dst of the same length: only the
-// regions of src that hold data (nextData: SEEK_DATA and SEEK_HOLE on
+// regions of src that hold data (rawfile.CopyData: SEEK_DATA and SEEK_HOLE on
 // Linux), a chunk at a time, so that a hole stays a hole. *budget (when
 // not negative) is how many bytes it may still write, lowered as it
 // writes; past it the error wraps ErrNoRoom. It stops with ctx.Err() when
@@ -217,41 +216,17 @@ func copyFile(ctx context.Context, src, dst string, nofollow bool, budget *int64
 // copyData writes the data regions of in's first size bytes to the same
 // offsets of out (see copyFile).
 func copyData(ctx context.Context, in, out *os.File, size int64, budget *int64) error {
-	buf := make([]byte, copyChunk)
-	for off := int64(0); off < size; {
-		start, end, err := nextData(in, off, size)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
+	_, err := rawfile.CopyData(in, out, size, make([]byte, copyChunk), func(n int64) error {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for start < end {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			n := min(end-start, copyChunk)
-			if *budget >= 0 && *budget < n {
-				return fmt.Errorf("%w: the copy reached the free space of its directory", ErrNoRoom)
-			}
-			r, err := in.ReadAt(buf[:n], start)
-			if r > 0 {
-				if _, werr := out.WriteAt(buf[:r], start); werr != nil {
-					return werr
-				}
-				if *budget >= 0 {
-					*budget -= int64(r)
-				}
-				start += int64(r)
-			}
-			if errors.Is(err, io.EOF) {
-				return nil // shorter than it was: copied what there is
-			}
-			if err != nil {
-				return err
-			}
+		if *budget >= 0 && *budget < n {
+			return fmt.Errorf("%w: the copy reached the free space of its directory", ErrNoRoom)
 		}
-		off = end
-	}
-	return nil
+		if *budget >= 0 {
+			*budget -= n
+		}
+		return nil
+	})
+	return err
 }
