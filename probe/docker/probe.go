@@ -180,7 +180,7 @@ func (c *conn) probeTargets(ctx context.Context, res *Result, targets []target, 
 		selfID = self.ID
 	}
 	hr := newHostResolver(ctx, res.Endpoint, local, self)
-	src := sources{resolve: hr.resolve(), devices: vf.devices}
+	src := sources{resolve: hr.resolve(), devices: vf.devices, same: hr.same()}
 	if self == nil {
 		// Host paths: one under a volume's mountpoint is that volume.
 		for i := range targets {
@@ -275,7 +275,7 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 		targets = append(targets, t)
 	}
 	hr := newHostResolver(ctx, res.Endpoint, local, nil)
-	src := sources{resolve: hr.resolve(), devices: vf.devices}
+	src := sources{resolve: hr.resolve(), devices: vf.devices, same: hr.same()}
 	if hostPath != "" {
 		hp := resolve(hostPath)
 		targets = append(targets, target{label: hostPath, volume: vf.volumeAt(hp, src.resolve), hostPath: hp, mountSource: hp})
@@ -653,6 +653,7 @@ type hostResolver struct {
 	ctx     context.Context
 	on      bool
 	cache   map[string]string
+	stats   map[string]os.FileInfo // same's
 	noReply []string
 }
 
@@ -680,6 +681,36 @@ func (h *hostResolver) resolve() func(string) string {
 		}
 		h.cache[p] = r
 		return r
+	}
+}
+
+// same returns the function relation compares host paths by identity
+// with (os.SameFile, each path stated once within sourceTimeout), or nil
+// when sources are compared as written.
+func (h *hostResolver) same() func(a, b string) bool {
+	if !h.on {
+		return nil
+	}
+	if h.stats == nil {
+		h.stats = map[string]os.FileInfo{}
+	}
+	stat := func(p string) os.FileInfo {
+		if fi, ok := h.stats[p]; ok {
+			return fi
+		}
+		fi, ok := fsbound.Within(h.ctx, sourceTimeout, func() os.FileInfo {
+			fi, _ := os.Stat(p)
+			return fi
+		})
+		if !ok {
+			h.noReply = append(h.noReply, p)
+		}
+		h.stats[p] = fi
+		return fi
+	}
+	return func(a, b string) bool {
+		fa, fb := stat(a), stat(b)
+		return fa != nil && fb != nil && os.SameFile(fa, fb)
 	}
 }
 
