@@ -655,6 +655,7 @@ type hostResolver struct {
 	cache   map[string]string
 	stats   map[string]os.FileInfo // same's
 	noReply []string
+	late    bool // asked after the deadline: sources compared as written
 }
 
 // sourceTimeout bounds the resolution of one bind source.
@@ -675,6 +676,10 @@ func (h *hostResolver) resolve() func(string) string {
 		if r, ok := h.cache[p]; ok {
 			return r
 		}
+		if h.ctx.Err() != nil {
+			h.late = true
+			return p // past the deadline: compared as written
+		}
 		r, ok := resolveWithin(h.ctx, p, sourceTimeout)
 		if !ok {
 			h.noReply = append(h.noReply, p)
@@ -685,8 +690,9 @@ func (h *hostResolver) resolve() func(string) string {
 }
 
 // same returns the function relation compares host paths by identity
-// with (os.SameFile, each path stated once within sourceTimeout), or nil
-// when sources are compared as written.
+// with (os.SameFile, each path stated once within sourceTimeout, none
+// once the deadline passed: then stuck says so), or nil when sources are
+// compared as written.
 func (h *hostResolver) same() func(a, b string) bool {
 	if !h.on {
 		return nil
@@ -697,6 +703,10 @@ func (h *hostResolver) same() func(a, b string) bool {
 	stat := func(p string) os.FileInfo {
 		if fi, ok := h.stats[p]; ok {
 			return fi
+		}
+		if h.ctx.Err() != nil {
+			h.late = true
+			return nil
 		}
 		fi, ok := fsbound.Within(h.ctx, sourceTimeout, func() os.FileInfo {
 			fi, _ := os.Stat(p)
@@ -716,10 +726,14 @@ func (h *hostResolver) same() func(a, b string) bool {
 
 // stuck names the bind sources that did not answer, or "".
 func (h *hostResolver) stuck() string {
-	if len(h.noReply) == 0 {
-		return ""
+	var why []string
+	if len(h.noReply) > 0 {
+		why = append(why, fmt.Sprintf("bind source %s of a container did not answer within %s: compared as written, without resolving symlinks", strings.Join(h.noReply, ", "), sourceTimeout))
 	}
-	return fmt.Sprintf("bind source %s of a container did not answer within %s: compared as written, without resolving symlinks", strings.Join(h.noReply, ", "), sourceTimeout)
+	if h.late {
+		why = append(why, "the deadline passed before every bind source was resolved and compared with the data by device and inode: the others compared as written")
+	}
+	return strings.Join(why, "; ")
 }
 
 // resolve makes p absolute and resolves symlinks in its existing part.

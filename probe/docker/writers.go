@@ -74,17 +74,25 @@ type sources struct {
 	same func(a, b string) bool
 }
 
-// under reports whether a directory above p (by its path) is dir by
-// device and inode (src.same).
+// maxAliasDepth is how many directories above a path under looks at: a
+// real bind source is not nested deeper below the data directory, and an
+// engine's answer cannot make each of its sources cost more stats.
+const maxAliasDepth = 32
+
+// under reports whether one of the maxAliasDepth directories above p (by
+// its path) is dir by device and inode (src.same).
 func (s sources) under(p, dir string) bool {
-	for x := path.Dir(p); ; x = path.Dir(x) {
-		if s.same(x, dir) {
-			return true
-		}
+	x := p
+	for range maxAliasDepth {
 		if x == "/" || x == "." {
 			return false
 		}
+		x = path.Dir(x)
+		if s.same(x, dir) {
+			return true
+		}
 	}
+	return false
 }
 
 // of returns the host path behind m: a bind's source (resolved when
