@@ -285,13 +285,11 @@ func copyFile(ctx context.Context, src string, nofollow bool, dir *dirfd.Dir, na
 	// The regions that hold data, at their offsets: a database its owner
 	// extended into a hole (truncate -s 2G) is copied as a hole, not as
 	// gigabytes of zeros. What was appended since the stat follows.
-	var done int64
-	n, err := rawfile.CopyData(in, out, fi.Size(), buf, func(k int64) error {
+	n, err := rawfile.CopyData(in, out, fi.Size(), buf, func(off int64, data []byte) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		progress(done)
-		done += k
+		progress(off + int64(len(data)))
 		return nil
 	})
 	for grown := err == nil && n == fi.Size(); grown; {

@@ -216,7 +216,8 @@ func copyFile(ctx context.Context, src, dst string, nofollow bool, budget *int64
 // copyData writes the data regions of in's first size bytes to the same
 // offsets of out (see copyFile).
 func copyData(ctx context.Context, in, out *os.File, size int64, budget *int64) error {
-	_, err := rawfile.CopyData(in, out, size, make([]byte, copyChunk), func(n int64) error {
+	_, err := rawfile.CopyData(in, out, size, make([]byte, copyChunk), func(_ int64, data []byte) error {
+		n := int64(len(data))
 		if err := ctx.Err(); err != nil {
 			return err
 		}

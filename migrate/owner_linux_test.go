@@ -76,3 +76,30 @@ func TestRunVerifyDoesNotBlockOnSwappedFIFO(t *testing.T) {
 		t.Fatal("Run still verifying after 20s: it blocks opening the FIFO that replaced a.txt")
 	}
 }
+
+// TestRunCopiesHolesAsHoles: whoever owns --from can extend a file into
+// a hole of 256 MiB (truncate), which takes no blocks; migrate, run as root,
+// must not write it into --to as zeros. The copy keeps the hole
+// and verifies (length and SHA-256, holes read as zeros).
+func TestRunCopiesHolesAsHoles(t *testing.T) {
+	from := t.TempDir()
+	sparse := filepath.Join(from, "sparse.bin")
+	if err := os.WriteFile(sparse, []byte("data before the hole"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(sparse, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(t.TempDir(), "volume")
+	res, err := migrate.Run(context.Background(), migrate.Options{From: from, To: to, Docker: docker.Options{Mode: docker.ModeOff}, AllowUnverified: true})
+	if err != nil || len(res.Files) != 1 || !res.Files[0].Verified {
+		t.Fatalf("Run(a 256 MiB sparse file) = %+v, %v; want it copied and verified", res, err)
+	}
+	fi, err := os.Stat(filepath.Join(to, "sparse.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := fi.Sys().(*syscall.Stat_t).Blocks * 512; fi.Size() != 256<<20 || used > 1<<20 {
+		t.Errorf("copy of sparse.bin: %d bytes long, %d on disk; want 256 MiB long in at most 1 MiB (the hole kept)", fi.Size(), used)
+	}
+}
