@@ -72,7 +72,11 @@ func backup(ctx context.Context, path, parent string, now time.Time, growth int6
 		return nil, fmt.Errorf("open backup directory: %w", err)
 	}
 	defer pd.Close()
-	if err := checkSpace(parent, dbDir, total, max(growth-srcs[0].size, 0)); err != nil {
+	var onDisk int64 // a hole is copied as a hole: what the copy takes
+	for _, s := range srcs {
+		onDisk += s.disk
+	}
+	if err := checkSpace(parent, dbDir, onDisk, max(growth-srcs[0].size, 0)); err != nil {
 		return nil, err
 	}
 
@@ -114,6 +118,7 @@ func backup(ctx context.Context, path, parent string, now time.Time, growth int6
 type backupSource struct {
 	name string
 	size int64
+	disk int64 // the blocks it holds on disk, in bytes (rawfile.Allocated)
 }
 
 // backupSources lists path (first, required), path-wal and path-shm (when
@@ -129,7 +134,7 @@ func backupSources(path string) ([]backupSource, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		srcs = append(srcs, backupSource{filepath.Base(path) + suffix, fi.Size()})
+		srcs = append(srcs, backupSource{filepath.Base(path) + suffix, fi.Size(), rawfile.Allocated(fi)})
 		total += fi.Size()
 	}
 	return srcs, total, nil
@@ -251,8 +256,9 @@ func removeBackup(pd *dirfd.Dir, partial string, sub *dirfd.Dir, files []BackupF
 
 // copyFile copies src, a regular file (with nofollow, not through a
 // symlink at its name), to the new file name in dir (O_EXCL, O_NOFOLLOW,
-// mode 0600), fsyncs it and returns the bytes copied. Both descriptors are
-// closed before it returns. When ctx ends it stops between two reads of
+// mode 0600), fsyncs it and returns its length. Only the regions that
+// hold data are written (rawfile.CopyData): a hole stays a hole. Both
+// descriptors are closed before it returns. When ctx ends it stops between two reads of
 // buf with an error wrapping ctx's cause.
 func copyFile(ctx context.Context, src string, nofollow bool, dir *dirfd.Dir, name string, buf []byte, progress func(int64)) (int64, error) {
 	in, err := rawfile.Open(src, nofollow)
@@ -265,29 +271,51 @@ func copyFile(ctx context.Context, src string, nofollow bool, dir *dirfd.Dir, na
 		return 0, err
 	}
 	dst := out.Name()
-	var n int64
-	for {
+	fail := func(n int64, err error) (int64, error) {
+		out.Close()
 		if ctx.Err() != nil {
-			out.Close()
 			return n, fmt.Errorf("interrupted while copying %s (%w)", filepath.Base(src), context.Cause(ctx))
 		}
-		r, rerr := in.Read(buf)
+		return n, fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	fi, err := in.Stat()
+	if err != nil {
+		return fail(0, err)
+	}
+	// The regions that hold data, at their offsets: a database its owner
+	// extended into a hole (truncate -s 2G) is copied as a hole, not as
+	// gigabytes of zeros. What was appended since the stat follows.
+	n, err := rawfile.CopyData(in, out, fi.Size(), buf, func(off int64, data []byte) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		progress(off + int64(len(data)))
+		return nil
+	})
+	for grown := err == nil && n == fi.Size(); grown; {
+		if ctx.Err() != nil {
+			return fail(n, ctx.Err())
+		}
+		r, rerr := in.ReadAt(buf, n)
 		if r > 0 {
-			if _, werr := out.Write(buf[:r]); werr != nil {
-				out.Close()
-				return n, fmt.Errorf("write %s: %w", dst, werr)
+			if _, werr := out.WriteAt(buf[:r], n); werr != nil {
+				return fail(n, werr)
 			}
 			n += int64(r)
 			progress(n)
 		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			out.Close()
-			return n, fmt.Errorf("read %s: %w", src, rerr)
+		grown = rerr == nil
+		if rerr != io.EOF {
+			err = rerr
 		}
 	}
+	if err != nil {
+		return fail(n, err)
+	}
+	if err := out.Truncate(n); err != nil {
+		return fail(n, err)
+	}
+	progress(n)
 	if err := out.Sync(); err != nil {
 		out.Close()
 		return n, fmt.Errorf("fsync %s: %w", dst, err)

@@ -693,3 +693,33 @@ func TestConvertRefusesSwappableBackupDir(t *testing.T) {
 		t.Fatalf("convert --backup-dir %s (root's) = %+v, want converted with the backup there", o.BackupDir, res.Databases)
 	}
 }
+
+// TestBackupOfSparseDatabase: the data directory's owner extends a small
+// database into a hole of 1 GiB (truncate), which takes no blocks. The
+// backup root makes of it must not turn the hole into a GiB of zeros on
+// disk (root-owned, past the owner's quota, kept after the conversion):
+// it is copied sparsely, and holds the same bytes.
+func TestBackupOfSparseDatabase(t *testing.T) {
+	_, data, _ := swapLayout(t)
+	path := filepath.Join(data, "app.db")
+	bigWAL(t, path, 1, 1)
+	for _, p := range []string{path, path + "-wal"} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testdb.AsOwner(t, "truncate", "-s", "1G", path)
+
+	res := run(t, opts(path))
+	if len(res.Databases) != 1 || res.Databases[0].Status != convert.StatusConverted || res.Databases[0].Backup == nil {
+		t.Fatalf("convert(%s) = %+v, want converted with a backup", path, res.Databases)
+	}
+	b := filepath.Join(res.Databases[0].Backup.Dir, "app.db")
+	fi, err := os.Stat(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := fi.Sys().(*syscall.Stat_t).Blocks * 512; fi.Size() != 1<<30 || used > 16<<20 {
+		t.Errorf("backup %s: %d bytes long, %d bytes on disk; want 1 GiB long in at most 16 MiB (the hole kept)", b, fi.Size(), used)
+	}
+}

@@ -190,12 +190,14 @@ type Use struct {
 
 // Overlaps reports whether two container mounts of one volume may reach
 // the same files: one's subPath equal to or inside the other's (by path
-// components), either at the volume's root, or either unknown.
+// components, whatever their case: an SMB share, csi-driver-smb to a NAS,
+// folds it, and a claim's storage may be one), either at the volume's
+// root, or either unknown.
 func (u Use) Overlaps(v Use) bool {
 	if u.SubPathUnknown || v.SubPathUnknown {
 		return true
 	}
-	a, b := subDir(u.SubPath), subDir(v.SubPath)
+	a, b := strings.ToLower(subDir(u.SubPath)), strings.ToLower(subDir(v.SubPath))
 	return a == "" || b == "" || a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
 }
 

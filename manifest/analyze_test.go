@@ -117,7 +117,7 @@ func TestAnalyzeHandwritten(t *testing.T) {
 // TestUseOverlaps: two mounts of one volume reach the same files when one
 // subPath is equal to or inside the other by path components, when
 // either is the volume's root, or when either is a subPathExpr with
-// variables.
+// variables. Case is not a difference: an SMB share folds it.
 func TestUseOverlaps(t *testing.T) {
 	for _, c := range []struct {
 		a, b manifest.Use
@@ -129,6 +129,8 @@ func TestUseOverlaps(t *testing.T) {
 		{manifest.Use{SubPath: "./sonarr/config/"}, manifest.Use{SubPath: "sonarr/config"}, true},
 		{manifest.Use{SubPath: "sonarr/config"}, manifest.Use{}, true},
 		{manifest.Use{SubPath: "."}, manifest.Use{SubPath: "memos"}, true},
+		{manifest.Use{SubPath: "Vaultwarden"}, manifest.Use{SubPath: "vaultwarden/"}, true},
+		{manifest.Use{SubPath: "Sonarr"}, manifest.Use{SubPath: "sonarr/config"}, true},
 		{manifest.Use{SubPath: "$(POD_NAME)", SubPathUnknown: true}, manifest.Use{SubPath: "memos"}, true},
 	} {
 		if got := c.a.Overlaps(c.b); got != c.want {

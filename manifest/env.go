@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/preflight-sqlite/preflight/internal/kubeapi"
@@ -60,13 +61,20 @@ func (st *store) env(c kubeapi.Container, ns string) containerEnv {
 
 // envSource finds the ConfigMap or Secret a container in namespace ns
 // names (one without a namespace, as helm template prints them, matches
-// any); nil when the input does not hold it.
+// any); nil when the input does not hold it, or holds several that
+// match with other values (which one the cluster keeps depends on the
+// order they are applied in and the namespace they go to: unknown).
 func (st *store) envSource(kind, name, ns string) *envSource {
+	var found *envSource
 	for i := range st.envs {
 		s := &st.envs[i]
-		if s.kind == kind && s.name == name && (s.ns == ns || s.ns == "" || ns == "") {
-			return s
+		if s.kind != kind || s.name != name || s.ns != ns && s.ns != "" && ns != "" {
+			continue
 		}
+		if found != nil && !maps.Equal(found.values, s.values) {
+			return nil
+		}
+		found = s
 	}
-	return nil
+	return found
 }

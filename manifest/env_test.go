@@ -13,7 +13,9 @@ import (
 // another engine: envFrom in order, a later source winning, env winning
 // over envFrom, Secret data base64 and stringData plain. A value that is
 // not known (valueFrom, $(VAR), a ConfigMap or Secret not in the input
-// after or over the setting) leaves the data possibly SQLite.
+// after or over the setting, or in it twice with other values: which one
+// the cluster holds depends on the order they are applied in) leaves the
+// data possibly SQLite.
 func TestEnvOtherEngine(t *testing.T) {
 	const objects = `apiVersion: v1
 kind: ConfigMap
@@ -35,6 +37,16 @@ kind: Secret
 metadata: {name: plain, namespace: hb}
 data: {HBOX_DATABASE_DRIVER: c3FsaXRlMw==}
 stringData: {HBOX_DATABASE_DRIVER: postgres}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: twice}
+data: {HBOX_DATABASE_DRIVER: postgres}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: twice}
+data: {HBOX_DATABASE_DRIVER: sqlite3}
 `
 	for _, c := range []struct {
 		name, container string
@@ -52,6 +64,7 @@ stringData: {HBOX_DATABASE_DRIVER: postgres}
 		{"a $(VAR) reference is unknown", `env: [{name: HBOX_DATABASE_DRIVER, value: "$(DRIVER)"}]`, true, "", ""},
 		{"a source not in the input may override", `envFrom: [{configMapRef: {name: pg}}, {secretRef: {name: elsewhere}}]`, true, "", ""},
 		{"a known source after an unknown one", `envFrom: [{secretRef: {name: elsewhere}}, {configMapRef: {name: pg}}]`, false, "(ConfigMap pg, by envFrom)", ""},
+		{"a ConfigMap in the input twice, with other values", `envFrom: [{configMapRef: {name: twice}}]`, true, "", ""},
 		{"a Secret of another namespace", `envFrom: [{secretRef: {name: pg-secret}}]`, true, "", "other"},
 	} {
 		ns := c.ns

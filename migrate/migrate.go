@@ -678,8 +678,7 @@ func copyFile(ctx context.Context, src string, root *os.Root, rel string, fi fs.
 	if err != nil {
 		return File{}, fmt.Errorf("create %s: %w", filepath.Join(root.Name(), rel), err)
 	}
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), ctxReader{ctx, in})
+	n, sum, err := copySparse(ctx, in, out)
 	if err != nil {
 		out.Close()
 		return File{}, fmt.Errorf("copy %s: %w", src, err)
@@ -691,8 +690,62 @@ func copyFile(ctx context.Context, src string, root *os.Root, rel string, fi fs.
 	if err := out.Close(); err != nil {
 		return File{}, err
 	}
-	return File{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return File{Size: n, SHA256: sum}, nil
 }
+
+// copySparse copies in to out: the regions that hold data at their
+// offsets (rawfile.CopyData), so that a hole stays a hole (a file its
+// owner extended to a TiB with truncate is not written out as zeros),
+// then what was appended since in was stated. It returns the length
+// copied and the SHA-256 of the content, holes read as zeros; it stops
+// with ctx's error when ctx ends.
+func copySparse(ctx context.Context, in, out *os.File) (int64, string, error) {
+	st, err := in.Stat()
+	if err != nil {
+		return 0, "", err
+	}
+	h := sha256.New()
+	var hashed int64
+	zeros := make([]byte, 64<<10)
+	fill := func(to int64) error { // the hole before to, as zeros
+		for hashed < to {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			k := min(to-hashed, int64(len(zeros)))
+			h.Write(zeros[:k])
+			hashed += k
+		}
+		return nil
+	}
+	n, err := rawfile.CopyData(in, out, st.Size(), make([]byte, 1<<20), func(off int64, data []byte) error {
+		if err := fill(off); err != nil {
+			return err
+		}
+		h.Write(data)
+		hashed += int64(len(data))
+		return nil
+	})
+	if err == nil && n == st.Size() {
+		if err = fill(n); err == nil {
+			var more int64
+			more, err = io.Copy(io.MultiWriter(io.NewOffsetWriter(out, n), h), ctxReader{ctx, io.NewSectionReader(in, n, 1<<62)})
+			n, hashed = n+more, hashed+more
+		}
+	}
+	if err == nil {
+		err = fill(n)
+	}
+	if err == nil {
+		err = out.Truncate(n)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), err
+}
+
+// openSource opens a file of From again to verify its copy: whoever owns
+// From may have replaced it since, so a FIFO or device in its place is an
+// error (it does not match), never an open that blocks.
+func openSource(p string) (*os.File, error) { return rawfile.Open(p, true) }
 
 // ctxReader is r that fails with ctx's error once ctx ended.
 type ctxReader struct {
@@ -775,7 +828,7 @@ func verify(ctx context.Context, res *Result, from string, root *os.Root) error 
 			return fmt.Errorf("verify %s: %w", f.Path, err)
 		}
 		f.Verified = n == f.Size && h == f.SHA256
-		if sn, sh, err := hashFile(ctx, os.Open, filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
+		if sn, sh, err := hashFile(ctx, openSource, filepath.Join(from, f.Path)); err != nil || sn != n || sh != h {
 			f.Verified = false
 		}
 		if !f.Verified {

@@ -220,3 +220,46 @@ func TestLargeListAccepted(t *testing.T) {
 		t.Errorf("Probe(3,000 containers) = status %s sure %v err %q, want ran, sure", r.Status, r.Sure, r.Err)
 	}
 }
+
+// TestManyBindSourcesWithinTimeout: an answer under every bound, 9,999
+// running containers each binding its own deep directory that does not
+// exist, costs a resolution (and a stat) per source on the engine's host.
+// Past the deadline the rest are compared as written, at once: the probe
+// ends within its timeout and a small constant, not sure, and its notes
+// do not list thousands of paths.
+func TestManyBindSourcesWithinTimeout(t *testing.T) {
+	data := t.TempDir()
+	deep := make([]string, 40)
+	for i := range deep {
+		deep[i] = fmt.Sprintf("d%d", i)
+	}
+	var list strings.Builder
+	list.WriteString("[")
+	for i := range 9999 {
+		if i > 0 {
+			list.WriteString(",")
+		}
+		fmt.Fprintf(&list, `{"Id":"%064d","State":"running","Mounts":[{"Type":"bind","Source":"%s/x%d/%s","Destination":"/data","RW":true}]}`, i, filepath.Dir(data), i, strings.Join(deep, "/"))
+	}
+	list.WriteString("]")
+	e := fakeengine.Start(t, map[string]string{
+		"/v1.41/version":         `{"Version":"20.10.24","ApiVersion":"1.41","Os":"linux"}`,
+		"/v1.41/info":            `{"OSType":"linux","Name":"fake","ServerVersion":"20.10.24"}`,
+		"/v1.41/volumes":         `{"Volumes":[],"Warnings":null}`,
+		"/v1.41/containers/json": list.String(),
+	})
+	const timeout = time.Second
+	start := time.Now()
+	r := docker.Probe(context.Background(), []string{data}, docker.Options{Host: e.Host, HostPaths: true, Timeout: timeout})
+	took := time.Since(start)
+	t.Logf("9,999 bind sources: %s: status %s, sure %v, %d bytes of notes", took, r.Status, r.Sure, len(dumpJSON(r)))
+	if took > timeout+time.Second {
+		t.Errorf("Probe(9,999 bind sources, timeout %s) took %s, want at most %s", timeout, took, timeout+time.Second)
+	}
+	if r.Sure && took > timeout {
+		t.Errorf("Probe(9,999 bind sources) past its deadline is sure, want not sure")
+	}
+	if n := len(dumpJSON(r)); n > 64<<10 {
+		t.Errorf("Probe(9,999 bind sources) result is %d bytes, want at most 64 KiB", n)
+	}
+}

@@ -455,3 +455,32 @@ func TestProbeVolumesDenied(t *testing.T) {
 		t.Errorf("Probe with /volumes denied: status %q sure %v err %q; want ran, not sure, naming the volume list", r.Status, r.Sure, r.Err)
 	}
 }
+
+// TestWritersOfBindAlias: a container binds the data directory by
+// another path that is a bind mount of it (mount --bind, as a host's
+// /mnt/pool and /srv views of one dataset): the paths differ, the
+// directory is one, and the container is a writer, as it is of a file in
+// it; a directory beside it is not.
+func TestWritersOfBindAlias(t *testing.T) {
+	testImage(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind-mount a directory")
+	}
+	dir, alias := t.TempDir(), t.TempDir()
+	if err := syscall.Mount(dir, alias, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("bind mount: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(alias, syscall.MNT_DETACH) })
+	rw := runSleeper(t, "-v", alias+":/data")
+	for _, c := range []struct {
+		path, rel string
+	}{{dir, docker.SameBindSource}, {filepath.Join(dir, "app.db"), docker.BindContainsOurs}} {
+		r := docker.WritersOf(context.Background(), "", c.path, docker.Options{})
+		if r.Status != docker.StatusRan || len(r.Writers) != 1 || r.Writers[0].Container.ID != rw || r.Writers[0].Relation != c.rel {
+			t.Errorf("WritersOf(%q), a container binding %s = %s, want the container, %s", c.path, alias, dumpJSON(r), c.rel)
+		}
+	}
+	if r := docker.WritersOf(context.Background(), "", t.TempDir(), docker.Options{}); r.Status != docker.StatusRan || len(r.Writers) != 0 {
+		t.Errorf("WritersOf(another directory) = %s, want no writer", dumpJSON(r))
+	}
+}

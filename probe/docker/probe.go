@@ -180,7 +180,7 @@ func (c *conn) probeTargets(ctx context.Context, res *Result, targets []target, 
 		selfID = self.ID
 	}
 	hr := newHostResolver(ctx, res.Endpoint, local, self)
-	src := sources{resolve: hr.resolve(), devices: vf.devices}
+	src := sources{resolve: hr.resolve(), devices: vf.devices, same: hr.same()}
 	if self == nil {
 		// Host paths: one under a volume's mountpoint is that volume.
 		for i := range targets {
@@ -275,7 +275,7 @@ func WritersOf(ctx context.Context, volume, hostPath string, opts Options) Resul
 		targets = append(targets, t)
 	}
 	hr := newHostResolver(ctx, res.Endpoint, local, nil)
-	src := sources{resolve: hr.resolve(), devices: vf.devices}
+	src := sources{resolve: hr.resolve(), devices: vf.devices, same: hr.same()}
 	if hostPath != "" {
 		hp := resolve(hostPath)
 		targets = append(targets, target{label: hostPath, volume: vf.volumeAt(hp, src.resolve), hostPath: hp, mountSource: hp})
@@ -653,7 +653,9 @@ type hostResolver struct {
 	ctx     context.Context
 	on      bool
 	cache   map[string]string
+	stats   map[string]os.FileInfo // same's
 	noReply []string
+	late    bool // asked after the deadline: sources compared as written
 }
 
 // sourceTimeout bounds the resolution of one bind source.
@@ -674,6 +676,10 @@ func (h *hostResolver) resolve() func(string) string {
 		if r, ok := h.cache[p]; ok {
 			return r
 		}
+		if h.ctx.Err() != nil {
+			h.late = true
+			return p // past the deadline: compared as written
+		}
 		r, ok := resolveWithin(h.ctx, p, sourceTimeout)
 		if !ok {
 			h.noReply = append(h.noReply, p)
@@ -683,12 +689,51 @@ func (h *hostResolver) resolve() func(string) string {
 	}
 }
 
+// same returns the function relation compares host paths by identity
+// with (os.SameFile, each path stated once within sourceTimeout, none
+// once the deadline passed: then stuck says so), or nil when sources are
+// compared as written.
+func (h *hostResolver) same() func(a, b string) bool {
+	if !h.on {
+		return nil
+	}
+	if h.stats == nil {
+		h.stats = map[string]os.FileInfo{}
+	}
+	stat := func(p string) os.FileInfo {
+		if fi, ok := h.stats[p]; ok {
+			return fi
+		}
+		if h.ctx.Err() != nil {
+			h.late = true
+			return nil
+		}
+		fi, ok := fsbound.Within(h.ctx, sourceTimeout, func() os.FileInfo {
+			fi, _ := os.Stat(p)
+			return fi
+		})
+		if !ok {
+			h.noReply = append(h.noReply, p)
+		}
+		h.stats[p] = fi
+		return fi
+	}
+	return func(a, b string) bool {
+		fa, fb := stat(a), stat(b)
+		return fa != nil && fb != nil && os.SameFile(fa, fb)
+	}
+}
+
 // stuck names the bind sources that did not answer, or "".
 func (h *hostResolver) stuck() string {
-	if len(h.noReply) == 0 {
-		return ""
+	var why []string
+	if len(h.noReply) > 0 {
+		why = append(why, fmt.Sprintf("bind source %s of a container did not answer within %s: compared as written, without resolving symlinks", strings.Join(h.noReply, ", "), sourceTimeout))
 	}
-	return fmt.Sprintf("bind source %s of a container did not answer within %s: compared as written, without resolving symlinks", strings.Join(h.noReply, ", "), sourceTimeout)
+	if h.late {
+		why = append(why, "the deadline passed before every bind source was resolved and compared with the data by device and inode: the others compared as written")
+	}
+	return strings.Join(why, "; ")
 }
 
 // resolve makes p absolute and resolves symlinks in its existing part.

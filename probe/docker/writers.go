@@ -31,13 +31,22 @@ func relation(t target, m MountRef, src sources) string {
 	if t.hostPath == "" || s == "" {
 		return ""
 	}
+	same := s == t.mountSource || s == t.hostPath
+	contains, inside := within(t.hostPath, s), within(s, t.hostPath)
+	if !same && !contains && !inside && src.same != nil {
+		// Other paths may still be one directory: a bind mount of it
+		// elsewhere (mount --bind), compared by device and inode.
+		same = src.same(s, t.hostPath)
+		contains = !same && src.under(t.hostPath, s)
+		inside = !same && !contains && src.under(s, t.hostPath)
+	}
 	switch {
-	case s == t.mountSource || s == t.hostPath:
+	case same:
 		if m.Type == MountVolume && src.devices[m.Name] == "" {
 			return SameVolume
 		}
 		return SameBindSource
-	case within(t.hostPath, s):
+	case contains:
 		if m.Type == MountVolume && src.devices[m.Name] == "" {
 			// Our data is inside that volume's mountpoint: the volume
 			// (when the volume list was denied, or a volume's mountpoint
@@ -45,7 +54,7 @@ func relation(t target, m MountRef, src sources) string {
 			return SameVolume
 		}
 		return BindContainsOurs
-	case within(s, t.hostPath):
+	case inside:
 		return BindInsideOurs
 	}
 	return ""
@@ -60,6 +69,30 @@ type sources struct {
 	// directory (driver_opts o: bind, device: DIR) to that directory; the
 	// engine reports such a volume's source as its _data directory.
 	devices map[string]string
+	// same, when not nil, reports whether two host paths on this machine
+	// are one file or directory (device and inode), whatever their paths.
+	same func(a, b string) bool
+}
+
+// maxAliasDepth is how many directories above a path under looks at: a
+// real bind source is not nested deeper below the data directory, and an
+// engine's answer cannot make each of its sources cost more stats.
+const maxAliasDepth = 32
+
+// under reports whether one of the maxAliasDepth directories above p (by
+// its path) is dir by device and inode (src.same).
+func (s sources) under(p, dir string) bool {
+	x := p
+	for range maxAliasDepth {
+		if x == "/" || x == "." {
+			return false
+		}
+		x = path.Dir(x)
+		if s.same(x, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // of returns the host path behind m: a bind's source (resolved when

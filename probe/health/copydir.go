@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight/internal/dirfd"
 	"github.com/preflight-sqlite/preflight/internal/rawfile"
 )
 
@@ -42,6 +42,34 @@ var ErrNoRoom = errors.New("not enough free space for the copy")
 type copyDir struct {
 	path string
 	lock *os.File // holds the lock; closing it releases it
+}
+
+// ErrSwappableTemp is wrapped by the error of a copy refused because
+// another user could replace what is made in its directory.
+var ErrSwappableTemp = errors.New("another user can replace what is made in the directory for the copy")
+
+// swappableTemp names the symlink or directory through which tmp is
+// reached that a user other than root and this process can replace, or
+// tmp itself when such a user can replace what is made in it, and why
+// (dirfd.UntrustedLink, dirfd.SwappableNew); "" when there is none. The
+// copy directory is made, filled, opened by SQLite and removed by path,
+// and RemoveStaleCopies takes a directory there for a copy by its name
+// and owner: whoever owns tmp (a --tmp-dir inside a data directory) could
+// rename one of root's directories to such a name, or swap the copy
+// directory for a symlink.
+func swappableTemp(tmp string) (string, string) {
+	abs, err := filepath.Abs(tmp)
+	if err != nil {
+		return tmp, err.Error()
+	}
+	if x, why := dirfd.UntrustedLink(abs); x != "" {
+		return x, why
+	}
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", "" // newCopyDir says why it cannot be used
+	}
+	return dirfd.SwappableNew(r)
 }
 
 // newCopyDir creates and locks a copy directory in tmp (empty means
@@ -129,7 +157,7 @@ func copyFiles(ctx context.Context, path, dir string) (string, error) {
 	need := int64(copyHeadroom)
 	for _, p := range []string{path, path + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
-			need += allocatedBytes(fi)
+			need += rawfile.Allocated(fi)
 		}
 	}
 	free, ok := freeBytes(dir)
@@ -155,7 +183,7 @@ const copyChunk = 1 << 20
 
 // copyFile copies src, a regular file (with nofollow, not through a
 // symlink at its name), to a new file dst of the same length: only the
-// regions of src that hold data (nextData: SEEK_DATA and SEEK_HOLE on
+// regions of src that hold data (rawfile.CopyData: SEEK_DATA and SEEK_HOLE on
 // Linux), a chunk at a time, so that a hole stays a hole. *budget (when
 // not negative) is how many bytes it may still write, lowered as it
 // writes; past it the error wraps ErrNoRoom. It stops with ctx.Err() when
@@ -188,41 +216,18 @@ func copyFile(ctx context.Context, src, dst string, nofollow bool, budget *int64
 // copyData writes the data regions of in's first size bytes to the same
 // offsets of out (see copyFile).
 func copyData(ctx context.Context, in, out *os.File, size int64, budget *int64) error {
-	buf := make([]byte, copyChunk)
-	for off := int64(0); off < size; {
-		start, end, err := nextData(in, off, size)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
+	_, err := rawfile.CopyData(in, out, size, make([]byte, copyChunk), func(_ int64, data []byte) error {
+		n := int64(len(data))
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for start < end {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			n := min(end-start, copyChunk)
-			if *budget >= 0 && *budget < n {
-				return fmt.Errorf("%w: the copy reached the free space of its directory", ErrNoRoom)
-			}
-			r, err := in.ReadAt(buf[:n], start)
-			if r > 0 {
-				if _, werr := out.WriteAt(buf[:r], start); werr != nil {
-					return werr
-				}
-				if *budget >= 0 {
-					*budget -= int64(r)
-				}
-				start += int64(r)
-			}
-			if errors.Is(err, io.EOF) {
-				return nil // shorter than it was: copied what there is
-			}
-			if err != nil {
-				return err
-			}
+		if *budget >= 0 && *budget < n {
+			return fmt.Errorf("%w: the copy reached the free space of its directory", ErrNoRoom)
 		}
-		off = end
-	}
-	return nil
+		if *budget >= 0 {
+			*budget -= n
+		}
+		return nil
+	})
+	return err
 }

@@ -4,7 +4,6 @@ package health
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 )
@@ -24,14 +23,3 @@ func ownedByMe(fs.FileInfo) bool { return false }
 
 // freeBytes is unknown outside Linux.
 func freeBytes(string) (int64, bool) { return 0, false }
-
-// allocatedBytes is fi's length outside Linux.
-func allocatedBytes(fi fs.FileInfo) int64 { return fi.Size() }
-
-// nextData outside Linux: the rest of the file is one region.
-func nextData(_ *os.File, off, size int64) (int64, int64, error) {
-	if off >= size {
-		return 0, 0, io.EOF
-	}
-	return off, size, nil
-}

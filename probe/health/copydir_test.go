@@ -5,6 +5,7 @@ package health_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -120,5 +121,56 @@ func TestCheckIntegrityNoRoom(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("TempDir after a refused copy holds %v, want nothing", left)
+	}
+}
+
+// TestCheckIntegrityRefusesOthersTempDir: a TempDir another user owns
+// (--tmp-dir inside a data directory) is refused before anything is
+// removed or made in it. Its owner renamed root's secrets/ there to a
+// copy directory's name; a cleanup of stale copies would delete it, and
+// a copy directory made there could be swapped for a symlink before the
+// copy is written.
+func TestCheckIntegrityRefusesOthersTempDir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the directory to another user")
+	}
+	path := filepath.Join(t.TempDir(), "app.db")
+	makeDB(t, path, "wal", 10)
+	parent, err := os.MkdirTemp("", "preflight-tmpdir-swap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(parent, "data")
+	secrets := filepath.Join(tmp, "secrets")
+	if err := os.MkdirAll(secrets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(secrets, "key")
+	if err := os.WriteFile(key, []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(tmp, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(tmp, health.CopyDirPrefix+"secrets")
+	mv := exec.Command("mv", secrets, renamed)
+	mv.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := mv.CombinedOutput(); err != nil {
+		t.Fatalf("mv as uid 65534: %v: %s", err, out)
+	}
+
+	in := health.CheckIntegrity(context.Background(), path, health.Options{Copy: true, TempDir: tmp})
+	if in.Ran || !in.CopyFailed || !strings.Contains(in.Err, tmp) {
+		t.Errorf("CheckIntegrity(Copy, TempDir of uid 65534) = ran %v, copy failed %v, err %q; want not run, naming %s", in.Ran, in.CopyFailed, in.Err, tmp)
+	}
+	if !exists(t, filepath.Join(renamed, "key")) {
+		t.Errorf("CheckIntegrity removed root's directory that uid 65534 renamed to %s", renamed)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 1 {
+		t.Errorf("TempDir after a refused copy holds %v, want only the renamed directory", left)
 	}
 }

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -243,8 +244,14 @@ func CheckIntegrity(ctx context.Context, dbPath string, opts Options) (res Integ
 			res.Err = ErrTextLocked
 			return res
 		}
-		_, _ = RemoveStaleCopies(opts.TempDir)
-		dir, err := newCopyDir(opts.TempDir)
+		tmp := cmp.Or(opts.TempDir, os.TempDir())
+		if x, why := swappableTemp(tmp); x != "" {
+			res.CopyFailed = true
+			res.Err = fmt.Sprintf("check integrity: copy: %s: %v: %s, %s", tmp, ErrSwappableTemp, x, why)
+			return res
+		}
+		_, _ = RemoveStaleCopies(tmp)
+		dir, err := newCopyDir(tmp)
 		if err != nil {
 			res.CopyFailed = true
 			res.Err = fmt.Sprintf("check integrity: copy: %v", err)

@@ -248,9 +248,12 @@ func list[T any](ctx context.Context, c *client, apiPath, resource, ns string, e
 
 // decodePage decodes one list page (an object with metadata.continue and
 // items) from dec, one item at a time, calling each for every item, and
-// returns the continue token. Other members are skipped.
+// returns the continue token. Other members are skipped. The items of
+// every "items" member count against the one PageSize (a page that
+// repeats the key is still one page).
 func decodePage[T any](ctx context.Context, dec *json.Decoder, resource string, each func(*T)) (string, error) {
 	var cont string
+	var n int
 	if err := expect(dec, '{'); err != nil {
 		return "", err
 	}
@@ -269,7 +272,7 @@ func decodePage[T any](ctx context.Context, dec *json.Decoder, resource string, 
 			}
 			cont = m.Continue
 		case "items":
-			if err := decodeItems(ctx, dec, resource, each); err != nil {
+			if err := decodeItems(ctx, dec, resource, &n, each); err != nil {
 				return "", err
 			}
 		default:
@@ -282,8 +285,9 @@ func decodePage[T any](ctx context.Context, dec *json.Decoder, resource string, 
 	return cont, expect(dec, '}')
 }
 
-// decodeItems decodes a page's items array (or null), at most PageSize.
-func decodeItems[T any](ctx context.Context, dec *json.Decoder, resource string, each func(*T)) error {
+// decodeItems decodes a page's items array (or null), counting them in
+// *n, which may not pass PageSize.
+func decodeItems[T any](ctx context.Context, dec *json.Decoder, resource string, n *int, each func(*T)) error {
 	tok, err := dec.Token()
 	if err != nil || tok == nil {
 		return err
@@ -291,8 +295,8 @@ func decodeItems[T any](ctx context.Context, dec *json.Decoder, resource string,
 	if tok != json.Delim('[') {
 		return fmt.Errorf("items is %v, not an array", tok)
 	}
-	for n := 0; dec.More(); n++ {
-		if n == PageSize {
+	for ; dec.More(); *n++ {
+		if *n == PageSize {
 			return fmt.Errorf("list %s: a page of more than the %d items asked for: %w", resource, PageSize, ErrPageTooLarge)
 		}
 		if err := ctx.Err(); err != nil {

@@ -291,6 +291,10 @@ func TestHostileShapes(t *testing.T) {
 		want       string
 	}{
 		{"page of 16 MiB of {}", "/api/v1/namespaces/app/pods", empties(`{"metadata":{},"items":`, `}`), nil, "a page of more than the 250 items asked for"},
+		{"page of 16 MiB of items keys of 250 {} each", "/api/v1/namespaces/app/pods", func() []byte {
+			group := `"items":[` + strings.TrimSuffix(strings.Repeat("{},", kube.PageSize), ",") + `]`
+			return []byte(`{"metadata":{},` + strings.TrimSuffix(strings.Repeat(group+",", kube.MaxBody/(len(group)+1)-1), ",") + `}`)
+		}, nil, "a page of more than the 250 items asked for"},
 		{"page of 251 pods", "/api/v1/namespaces/app/pods", func() []byte { return []byte(overLimit) }, nil, "a page of more than the 250 items asked for"},
 		{"PV page of 16 MiB of {}", "/api/v1/persistentvolumes", empties(`{"metadata":{},"items":`, `}`), nfs, "list persistentvolumes: a page of more than the 250 items asked for"},
 		{"a pod in the page with 16 MiB of {} volumes", "/api/v1/namespaces/app/pods", empties(`{"metadata":{},"items":[{"metadata":{"name":"x"},"spec":{"volumes":`, `}}]}`), nil, "an array of more than 10000 entries"},
