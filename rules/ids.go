@@ -111,6 +111,9 @@ const (
 	// HeaderTorn: fixed fields of the page-1 header are wrong: a torn or
 	// overwritten header.
 	HeaderTorn ID = health.ProblemTorn
+	// WALResetBug: a WAL database last written by a SQLite version with the
+	// WAL-reset bug (3.7.0 through 3.51.2; fixed in 3.51.3, 3.50.7, 3.44.6).
+	WALResetBug ID = "wal-reset-bug"
 	// HotJournal: a hot rollback journal: a writer died mid-transaction; the
 	// next writer rolls it back. Never delete it.
 	HotJournal ID = "hot-journal"

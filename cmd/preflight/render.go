@@ -93,6 +93,9 @@ func dbSizes(db preflight.Database) string {
 	if db.Journal.Exists {
 		s += fmt.Sprintf(", -journal %d", db.Journal.SizeBytes)
 	}
+	if db.Header != nil && db.Header.LibraryVersion() != "" {
+		s += ", last written by SQLite " + db.Header.LibraryVersion()
+	}
 	return s
 }
 
