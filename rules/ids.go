@@ -191,6 +191,9 @@ const (
 	// no probe found a writer: a writer elsewhere (a host behind a VM share,
 	// another NFS client).
 	ActivityUnseenWriter ID = "activity-unseen-writer"
+	// WriteLockHeld: --watch: a process held the write lock longer than
+	// the busy timeout: other writers get "database is locked".
+	WriteLockHeld ID = "write-lock-held"
 	// DockerUnreachable: the Docker Engine API did not answer (or not
 	// completely), so other containers could not be checked: reported when a
 	// database exists (error with --docker required, always).

@@ -70,6 +70,7 @@ var commands = []command{
 	{"mounts", "List every mount with its class, or the mount holding PATH.", func() runner { return &MountsCmd{} }},
 	runCommand,
 	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }},
+	{"locks", "Answer \"database is locked\": who holds which of SQLite's locks on each database (PID, command, user, container), and with --watch for how long.", func() runner { return &LocksCmd{} }},
 	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }},
 	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }},
 	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }},

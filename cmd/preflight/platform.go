@@ -27,7 +27,7 @@ func linuxOnly(goos, command string, withMountinfo bool) error {
 			return nil
 		}
 		hints = append([]string{"save the table on the Linux side (cat /proc/self/mountinfo > mounts.txt) and pass --mountinfo mounts.txt"}, hints...)
-	case "run", "convert", "migrate":
+	case "run", "convert", "migrate", "locks":
 	default:
 		return nil
 	}
