@@ -20,9 +20,9 @@ func linuxOnly(goos, command string, withMountinfo bool) error {
 	if goos == "linux" {
 		return nil
 	}
-	hints := []string{fmt.Sprintf("on %s, compose, kube, writers (over DOCKER_HOST) and check or mounts with --mountinfo FILE run; the rest runs inside the Linux container or VM", goos)}
+	hints := []string{fmt.Sprintf("on %s, compose, kube, writers (over DOCKER_HOST) and check, mounts or bundle with --mountinfo FILE run; the rest runs inside the Linux container or VM", goos)}
 	switch command {
-	case "check", "mounts":
+	case "check", "mounts", "bundle":
 		if withMountinfo {
 			return nil
 		}
