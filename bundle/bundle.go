@@ -122,7 +122,7 @@ func Write(w io.Writer, in Input) (Manifest, error) {
 	files := collect(in, now)
 	var red *redactor
 	if in.Redact {
-		red = newRedactor(in.Report)
+		red = newRedactor(in.Report, files[mountsFile].data)
 	}
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
@@ -153,6 +153,9 @@ func Write(w io.Writer, in Input) (Manifest, error) {
 	return m, nil
 }
 
+// mountsFile is the index of mounts.txt in collect's files.
+const mountsFile = 2
+
 type file struct {
 	name string
 	data []byte
@@ -170,7 +173,7 @@ func collect(in Input, now time.Time) []file {
 	files := []file{
 		{"README.txt", []byte(readme)},
 		{"version.json", jsonOf(v)},
-		{"mounts.txt", mountTable(in.MountInfo)},
+		mountsFile: {"mounts.txt", mountTable(in.MountInfo)},
 		{"check.json", in.ReportJSON},
 		{"check.txt", in.ReportText},
 	}

@@ -32,7 +32,15 @@ var systemPrefixes = []string{"/proc", "/sys", "/dev"}
 // the start or after a separator (not inside a URL or "3/4").
 var pathToken = regexp.MustCompile(`/[^\s"',;()\[\]{}<>|*]*`)
 
-func newRedactor(r *report.Report) *redactor {
+// remoteSource is a network filesystem's source in a mount table:
+// host:/export (NFS, sshfs) or //host/share (SMB).
+var remoteSource = regexp.MustCompile(`(?:^|\s)(?://([^/\s]+)/|([A-Za-z0-9][A-Za-z0-9.\-_\[\]]*):/)`)
+
+// remoteAddr is a server address in mount options (addr=, clientaddr=,
+// ip=).
+var remoteAddr = regexp.MustCompile(`\b(?:addr|clientaddr|ip)=([0-9A-Fa-f.:]+)`)
+
+func newRedactor(r *report.Report, mountTable []byte) *redactor {
 	red := &redactor{kind: map[string]string{}, seen: map[string]string{}, n: map[string]int{}}
 	for _, d := range r.DataDirs {
 		for _, p := range []string{d.Path, d.Resolved, d.ContainerPath} {
@@ -47,6 +55,12 @@ func newRedactor(r *report.Report) *redactor {
 	}
 	if r.Engine != nil {
 		hosts = append(hosts, r.Engine.Name)
+	}
+	for _, m := range remoteSource.FindAllStringSubmatch(string(mountTable), -1) {
+		hosts = append(hosts, m[1]+m[2])
+	}
+	for _, m := range remoteAddr.FindAllStringSubmatch(string(mountTable), -1) {
+		hosts = append(hosts, m[1])
 	}
 	for _, h := range hosts {
 		red.name(h, "host")
