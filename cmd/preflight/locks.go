@@ -30,6 +30,9 @@ func (c *LocksCmd) Run(g *Globals) error {
 	if err := needsLinux("locks", false); err != nil {
 		return err
 	}
+	if g.Mountinfo != "" {
+		return usageError(errors.New("locks reads this machine's locks: --mountinfo does not apply"), "run preflight locks on the machine (or in the container) that has the database")
+	}
 	if c.Watch < 0 || c.BusyTimeout <= 0 {
 		return usageError(fmt.Errorf("--watch %s --busy-timeout %s: the watch must not be negative, the busy timeout must be positive", c.Watch, c.BusyTimeout))
 	}
