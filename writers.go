@@ -500,6 +500,11 @@ func lockHolders(ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.Lock
 	return out
 }
 
+// maxHolderInspects bounds the containers nameHolderContainers asks the
+// engine about (each within the Docker timeout): the others keep their
+// cgroup's container ID.
+const maxHolderInspects = 16
+
 // nameHolderContainers describes the container of each lock holder that
 // runs in one: from the containers the Docker probe listed, else by
 // asking the engine (once per container), when the probe reached it.
@@ -512,6 +517,7 @@ func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, 
 	if s := f.docker.Self; s != nil {
 		known[s.ID] = s
 	}
+	asked := 0
 	for _, db := range dbs {
 		for i := range db.LockHolders {
 			h := &db.LockHolders[i]
@@ -519,7 +525,8 @@ func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, 
 				continue
 			}
 			c, ok := known[h.ContainerID]
-			if !ok && f.docker.Status == docker.StatusRan {
+			if !ok && f.docker.Status == docker.StatusRan && asked < maxHolderInspects {
+				asked++
 				c, _, _ = docker.InspectContainer(ctx, h.ContainerID, opts)
 				known[h.ContainerID] = c
 			}
