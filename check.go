@@ -139,6 +139,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		DockerRequired:      opts.Writers.Docker.Mode == docker.ModeRequired,
 		KubeRequired:        opts.Writers.Kube.Mode == kube.ModeRequired,
 		JournalModeExported: opts.JournalModeExported,
+		BusyTimeout:         opts.Writers.BusyTimeout,
 	}, opts.Ignore)
 	r.Verdict = report.VerdictOf(r.Worst())
 	r.JournalMode, r.FSClass = rules.JournalMode(r)

@@ -32,8 +32,12 @@ type WriterOptions struct {
 	// "required" makes an engine that does not answer an error finding.
 	Docker docker.Options
 	// Watch is how long to watch each WAL database's -wal and -shm for
-	// changes no probe can attribute; 0 turns the watch off.
+	// changes no probe can attribute, and each database's locks for how
+	// long each write lock is held; 0 turns the watch off.
 	Watch time.Duration
+	// BusyTimeout is the busy timeout a write lock held during Watch is
+	// measured against (write-lock-held); 0 is 5s.
+	BusyTimeout time.Duration
 	// Kube configures the Kubernetes API probe; Kube.Mode "off" skips it,
 	// "required" makes an API that does not answer an error finding.
 	// Outside a cluster (no in-cluster configuration, no kubeconfig) it
@@ -59,6 +63,8 @@ type writerFacts struct {
 	locksErr  map[string]error
 	activity  map[string]activity.Result
 	watchErr  map[string]error
+	lockWatch map[string]locks.Watched
+	lockErr   map[string]error
 	targetErr map[string]error
 }
 
@@ -103,6 +109,7 @@ func attributeAll(r *Report, dbs []*Database, f *writerFacts, opts WriterOptions
 			attribute(r, d, db, f, opts)
 		}
 	}
+	nameHolderContainers(ctx, dbs, f, opts.Docker)
 	r.Probes["processes"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Processes })
 	r.Probes["locks"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Locks })
 	r.Probes["docker"] = report.ProbeStatus(f.docker.Status)
@@ -134,6 +141,7 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 	f := &writerFacts{
 		locks: map[string]locks.Result{}, locksErr: map[string]error{},
 		activity: map[string]activity.Result{}, watchErr: map[string]error{}, targetErr: map[string]error{},
+		lockWatch: map[string]locks.Watched{}, lockErr: map[string]error{},
 	}
 	var targets []procfs.Target
 	for _, db := range dbs {
@@ -189,6 +197,14 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 				f.activity[path], f.watchErr[path] = res, err
 				mu.Unlock()
 			}(db.Path)
+			wg.Add(1)
+			go func(path string) {
+				defer wg.Done()
+				res, err := locks.Watch(ctx, path, opts.Watch, lockWatchInterval)
+				mu.Lock()
+				f.lockWatch[path], f.lockErr[path] = res, err
+				mu.Unlock()
+			}(db.Path)
 		}
 	}
 	if len(targets) > 0 {
@@ -228,6 +244,10 @@ func indexOf(list []report.ProbeStatus, s report.ProbeStatus) int {
 func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
 	p := &db.WriterProbes
 	byPID, pids := attributeProcesses(db, f)
+	db.LockHolders = lockHolders(f.locks[db.Path].Locks, db.JournalMode == sqlitefile.JournalWAL, byPID)
+	if w, ok := f.lockWatch[db.Path]; ok && f.lockErr[db.Path] == nil {
+		db.LockWatch = &w
+	}
 	foreign := attributeLocks(db, f, byPID, &pids)
 	sort.Ints(pids)
 	for _, pid := range pids {
@@ -434,4 +454,89 @@ func deniedNames(res procfs.Result) string {
 		names = append(names, fmt.Sprintf("%d more", res.Denied-len(res.DeniedNamed)))
 	}
 	return " (" + strings.Join(names, ", ") + ")"
+}
+
+// lockWatchInterval is how often --watch samples each database's locks.
+const lockWatchInterval = 25 * time.Millisecond
+
+// lockHolders groups ls by holder (a PID of ours, a PID of the /proc
+// namespace, or one unnamed holder in another PID namespace; OFD locks
+// apart) and names what each holds. A holder the /proc scan found is
+// described from it (byPID), any other from /proc; the container comes
+// from the cgroup.
+func lockHolders(ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.LockHolder {
+	type who struct {
+		pid, procPID int
+		other, ofd   bool
+	}
+	by := map[who]int{}
+	var out []report.LockHolder
+	for _, l := range ls {
+		k := who{l.PID, l.ProcPID, l.OtherNamespace, l.OFD}
+		i, ok := by[k]
+		if !ok {
+			i = len(out)
+			by[k] = i
+			out = append(out, report.LockHolder{PID: l.PID, ProcPID: l.ProcPID, OtherNamespace: l.OtherNamespace, Invisible: l.OtherNamespace && l.ProcPID == 0})
+		}
+		out[i].Locks = append(out[i].Locks, l)
+	}
+	for i := range out {
+		h := &out[i]
+		h.Holds = locks.Roles(h.Locks, wal)
+		pid := h.PID
+		if pid == 0 {
+			pid = h.ProcPID
+		}
+		if pid <= 0 {
+			continue
+		}
+		if w := byPID[h.PID]; h.PID > 0 && w != nil && w.Comm != "" {
+			h.Comm, h.Cmdline, h.User = w.Comm, w.Cmdline, w.User
+		}
+		p, err := procfs.Describe("", pid)
+		if err != nil {
+			continue
+		}
+		if h.Comm == "" {
+			h.Comm, h.Cmdline, h.User = p.Comm, p.Cmdline, p.User
+		}
+		h.ContainerID, _ = docker.ContainerIDFromCgroup(strings.NewReader(p.Cgroup))
+	}
+	return out
+}
+
+// maxHolderInspects bounds the containers nameHolderContainers asks the
+// engine about (each within the Docker timeout): the others keep their
+// cgroup's container ID.
+const maxHolderInspects = 16
+
+// nameHolderContainers describes the container of each lock holder that
+// runs in one: from the containers the Docker probe listed, else by
+// asking the engine (once per container), when the probe reached it.
+func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, opts docker.Options) {
+	known := map[string]*docker.Container{}
+	for _, cw := range append(slices.Clone(f.docker.Writers), f.docker.Stopped...) {
+		c := cw.Container
+		known[c.ID] = &c
+	}
+	if s := f.docker.Self; s != nil {
+		known[s.ID] = s
+	}
+	asked := 0
+	for _, db := range dbs {
+		for i := range db.LockHolders {
+			h := &db.LockHolders[i]
+			if h.ContainerID == "" {
+				continue
+			}
+			c, ok := known[h.ContainerID]
+			if !ok && f.docker.Status == docker.StatusRan && asked < maxHolderInspects {
+				asked++
+				c, _, _ = docker.InspectContainer(ctx, h.ContainerID, opts)
+				known[h.ContainerID] = c
+			}
+			h.Container = c
+		}
+	}
 }

@@ -710,8 +710,10 @@ func TestWriterSidecarReplaced(t *testing.T) {
 	pf := filepath.Join(binDir, "preflight")
 	pid := sh.cmd.Process.Pid
 
-	// Linked sidecars: a process writer, nothing unlinked.
-	rep := decodeWReport(t, run(t, dockerTimeout, nil, pf, "check", "--format", "json", dir), 0)
+	// Linked sidecars: a process writer, nothing unlinked. (Debian's
+	// sqlite3 3.40.1 has the WAL-reset bug: --ignore keeps that warning
+	// out of the exit code.)
+	rep := decodeWReport(t, run(t, dockerTimeout, nil, pf, "check", "--ignore", "wal-reset-bug", "--format", "json", dir), 0)
 	db := rep.db(t, dbPath)
 	if ps := db.writersOf("process"); len(ps) != 1 || ps[0].PID != pid || ps[0].Comm != "sqlite3" {
 		t.Errorf("process writers: want sqlite3 (pid %d)\n%s", pid, db)

@@ -13,6 +13,7 @@ import (
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/health"
 	"github.com/preflight-sqlite/preflight/probe/kube"
+	"github.com/preflight-sqlite/preflight/probe/locks"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 	"github.com/preflight-sqlite/preflight/probe/procfs"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -122,6 +123,13 @@ type Database struct {
 	Unlinked []procfs.Unlinked `json:"unlinked_sidecars,omitempty"`
 	// Activity is the result of the --watch file watch, when it ran.
 	Activity *activity.Result `json:"activity,omitempty"`
+	// LockHolders lists who holds SQLite's locks on the database and its
+	// -shm and what each lock means; empty when none (an idle
+	// rollback-mode connection holds none).
+	LockHolders []LockHolder `json:"lock_holders,omitempty"`
+	// LockWatch is how long each writer-excluding lock was held during
+	// --watch, when it ran.
+	LockWatch *locks.Watched `json:"lock_watch,omitempty"`
 	// SidecarLinks lists -wal, -shm or -journal files that are symlinks
 	// ("app.db-wal -> /elsewhere/x").
 	SidecarLinks []string `json:"sidecar_links,omitempty"`

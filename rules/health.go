@@ -7,7 +7,22 @@ import (
 
 	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/probe/health"
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
+
+// walResetBug reports whether SQLITE_VERSION_NUMBER v has the WAL-reset
+// bug (https://sqlite.org/wal.html#walresetbug): 3.7.0 (the first with
+// WAL) through 3.51.2, except the fixed 3.44.6+ and 3.50.7+ of the
+// 3.44 and 3.50 branches. 0 (no version stamped) is not judged.
+func walResetBug(v uint32) bool {
+	switch {
+	case v < 3007000 || v >= 3051003:
+		return false
+	case v >= 3050007 && v < 3051000, v >= 3044006 && v < 3045000:
+		return false
+	}
+	return true
+}
 
 // healthRules are the findings of the header, journal, WAL, integrity and
 // filesystem checks.
@@ -17,6 +32,20 @@ var healthRules = []rule{
 	headerRule(HeaderReservedBytes, LevelInfo, "the header reserves bytes per page (used by encryption and checksum extensions)"),
 	headerRule(HeaderTextEncodingInvalid, LevelError, "the header's text encoding is not UTF-8, UTF-16le or UTF-16be"),
 	headerRule(HeaderTorn, LevelError, "fixed fields of the page-1 header are wrong: a torn or overwritten header"),
+	{
+		Rule: Rule{WALResetBug, LevelWarn, "a WAL database last written by SQLite 3.7.0 through 3.51.2 (not 3.44.6+ or 3.50.7+), whose WAL-reset race can corrupt it when two or more connections use it; fixed in 3.51.3"}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			h := s.db.Header
+			if h == nil || s.db.JournalMode != sqlitefile.JournalWAL || !walResetBug(h.SQLiteVersion) {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s is in WAL mode and was last written by SQLite %s, which has the WAL-reset bug (3.7.0 through 3.51.2, https://sqlite.org/wal.html#walresetbug): with two or more connections, a write racing a checkpoint that resets the WAL can corrupt the database; fixed in 3.51.3, backported to 3.50.7 and 3.44.6", filepath.Base(s.db.Path), h.LibraryVersion()), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Upgrade the SQLite the application uses (its image, or the driver that embeds SQLite: mattn/go-sqlite3, better-sqlite3, the Python build) to 3.51.3 or later, 3.50.7+ or 3.44.6+.",
+				"Until then, let one connection at a time use the database, or switch it to DELETE mode (stop the application, then: preflight convert " + shell.Quote(s.db.Path) + "), which the bug does not affect."}
+		},
+	},
 	{
 		Rule: Rule{HotJournal, LevelWarn, "a hot rollback journal: a writer died mid-transaction; the next writer rolls it back. Never delete it"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {

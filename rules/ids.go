@@ -115,6 +115,9 @@ const (
 	// HeaderTorn: fixed fields of the page-1 header are wrong: a torn or
 	// overwritten header.
 	HeaderTorn ID = health.ProblemTorn
+	// WALResetBug: a WAL database last written by a SQLite version with the
+	// WAL-reset bug (3.7.0 through 3.51.2; fixed in 3.51.3, 3.50.7, 3.44.6).
+	WALResetBug ID = "wal-reset-bug"
 	// HotJournal: a hot rollback journal: a writer died mid-transaction; the
 	// next writer rolls it back. Never delete it.
 	HotJournal ID = "hot-journal"
@@ -192,6 +195,9 @@ const (
 	// no probe found a writer: a writer elsewhere (a host behind a VM share,
 	// another NFS client).
 	ActivityUnseenWriter ID = "activity-unseen-writer"
+	// WriteLockHeld: --watch: a process held the write lock longer than
+	// the busy timeout: other writers get "database is locked".
+	WriteLockHeld ID = "write-lock-held"
 	// DockerUnreachable: the Docker Engine API did not answer (or not
 	// completely), so other containers could not be checked: reported when a
 	// database exists (error with --docker required, always).

@@ -15,6 +15,7 @@ package rules
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
@@ -108,6 +109,9 @@ type Input struct {
 	// JournalModeExported is run --export-env: the application is told
 	// the journal mode.
 	JournalModeExported bool
+	// BusyTimeout is the busy timeout write-lock-held measures lock holds
+	// against; 0 is 5s.
+	BusyTimeout time.Duration
 }
 
 // subject is what a rule looks at: a data directory, and one of its

@@ -10,6 +10,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/locks"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 	"github.com/preflight-sqlite/preflight/report"
 )
@@ -145,6 +146,31 @@ var writerRules = []rule{
 		},
 	},
 	{
+		Rule: Rule{WriteLockHeld, LevelWarn, "--watch: a process held the write lock (WAL write lock, or RESERVED, PENDING or EXCLUSIVE) longer than the busy timeout (5s; preflight locks --busy-timeout): every other writer waiting that long gets \"database is locked\""}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			hs := longHolds(s)
+			if len(hs) == 0 {
+				return "", "", false
+			}
+			var what []string
+			for _, h := range hs {
+				held := "for " + h.Longest.Round(10*time.Millisecond).String()
+				if h.AtEnd {
+					held = "for at least " + h.Longest.Round(10*time.Millisecond).String() + ", still at the end of the watch"
+				}
+				what = append(what, fmt.Sprintf("%s %s %s", holderOf(s.db, h).Who(), locks.Held{Role: h.Role}, held))
+			}
+			return fmt.Sprintf("%s: %s (watched %s); a writer whose busy timeout is %s or less gets \"database is locked\" meanwhile", filepath.Base(s.db.Path), strings.Join(what, "; "), s.db.LockWatch.Window.Round(time.Millisecond), busyTimeout(s)), "", true
+		},
+		remedy: func(s subject) []string {
+			var out []string
+			for _, h := range longHolds(s) {
+				out = append(out, fmt.Sprintf("Stop the holder (%s), or make its transactions short: commit or roll back what it keeps open (a BEGIN IMMEDIATE or a write left uncommitted across slow work, a network call or user input), and batch writes into short transactions.", holderOf(s.db, h).Stop()))
+			}
+			return append(out, "Until then, raise the busy timeout of the other writers (PRAGMA busy_timeout, or the driver's setting) above the longest hold.")
+		},
+	},
+	{
 		Rule: Rule{DockerUnreachable, LevelInfo, "the Docker Engine API did not answer (or not completely), so other containers could not be checked: reported when a database exists (error with --docker required, always)"}, scope: ScopeReport,
 		match: func(s subject) (string, Level, bool) {
 			d := s.r.Docker
@@ -216,4 +242,42 @@ func writerCount(db *Database, inContainer bool) int {
 		return procs + max(containers, foreign) + pods
 	}
 	return max(procs, containers, foreign) + pods
+}
+
+// defaultBusyTimeout is the busy timeout write-lock-held measures
+// against when Input.BusyTimeout is 0 (the 5 s most drivers default to).
+const defaultBusyTimeout = 5 * time.Second
+
+func busyTimeout(s subject) time.Duration {
+	if s.opt.BusyTimeout > 0 {
+		return s.opt.BusyTimeout
+	}
+	return defaultBusyTimeout
+}
+
+// longHolds are the writer-excluding holds of s.db's lock watch longer
+// than the busy timeout, longest first.
+func longHolds(s subject) []locks.Hold {
+	w := s.db.LockWatch
+	if w == nil {
+		return nil
+	}
+	var out []locks.Hold
+	for _, h := range w.Holds {
+		if h.Role.Write() && h.Longest > busyTimeout(s) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// holderOf is the lock holder of db that made hold h (one without a
+// name when the holders no longer list it).
+func holderOf(db *Database, h locks.Hold) report.LockHolder {
+	for _, lh := range db.LockHolders {
+		if lh.PID == h.PID && lh.ProcPID == h.ProcPID && lh.OtherNamespace == h.OtherNamespace {
+			return lh
+		}
+	}
+	return report.LockHolder{PID: h.PID, ProcPID: h.ProcPID, OtherNamespace: h.OtherNamespace, Invisible: h.OtherNamespace && h.ProcPID == 0}
 }

@@ -154,10 +154,12 @@ func TestDeepTornLastTransaction(t *testing.T) {
 	if err := os.WriteFile(path+"-wal", b[:end], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runMain(t, "check", "--deep", "--docker", "off", "--format", "json", dir)
+	// Debian's sqlite3 (3.40.1) has the WAL-reset bug: that warning is
+	// walreset.txtar's, not this test's.
+	out, stderr, code := runMain(t, "check", "--deep", "--docker", "off", "--ignore", "wal-reset-bug", "--format", "json", dir)
 	r := decodeReport(t, out)
 	for _, f := range r.Findings {
-		if strings.HasPrefix(string(f.ID), "wal-") {
+		if strings.HasPrefix(string(f.ID), "wal-") && f.ID != "wal-reset-bug" {
 			t.Errorf("check --deep with a torn last transaction: finding %s %s: %s\n%s", f.ID, f.Level, f.Message, stderr)
 		}
 	}
@@ -173,10 +175,12 @@ func TestDeepStaleWAL(t *testing.T) {
 	path := cliWALDatabase(t, dir, "app.db",
 		"INSERT INTO t(v) VALUES ('a');", "INSERT INTO t(v) VALUES ('b');", "INSERT INTO t(v) VALUES ('c');",
 		"PRAGMA wal_checkpoint(RESTART);", "INSERT INTO t(v) VALUES ('d');")
-	out, stderr, code := runMain(t, "check", "--deep", "--docker", "off", "--format", "json", dir)
+	// Debian's sqlite3 (3.40.1) has the WAL-reset bug: --ignore makes that
+	// warning info, so that the exit code is the WAL chain's.
+	out, stderr, code := runMain(t, "check", "--deep", "--docker", "off", "--ignore", "wal-reset-bug", "--format", "json", dir)
 	r := decodeReport(t, out)
-	if code != exitOK || strings.Join(findingIDs(r), ",") != "wal-stale:info" {
-		t.Errorf("check --deep %s with a restarted WAL: exit %d, findings %v; want %d, [wal-stale:info]\n%s", path, code, findingIDs(r), exitOK, stderr)
+	if code != exitOK || strings.Join(findingIDs(r), ",") != "wal-reset-bug:info,wal-stale:info" {
+		t.Errorf("check --deep %s with a restarted WAL: exit %d, findings %v; want %d, [wal-reset-bug:info wal-stale:info]\n%s", path, code, findingIDs(r), exitOK, stderr)
 	}
 }
 

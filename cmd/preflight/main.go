@@ -72,10 +72,12 @@ var commands = []command{
 	runCommand,
 	{"audit", "Audit every container of this Docker engine: each mount that holds SQLite data, its class, journal modes, other writers and Swarm services, with one verdict per container.", func() runner { return &AuditCmd{} }},
 	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }},
+	{"locks", "Answer \"database is locked\": who holds which of SQLite's locks on each database (PID, command, user, container), and with --watch for how long.", func() runner { return &LocksCmd{} }},
 	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }},
 	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }},
 	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }},
 	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }},
+	{"bundle", "Write a tar.gz for a bug report: version, engine, mount table, check --deep (JSON and text), each database's header and WAL summary, lock holders, compose labels; no row data (--redact: no host, user or outside paths).", func() runner { return &BundleCmd{} }},
 	{"explain", "Print what a finding ID means, its remedy and its page on the docs site.", func() runner { return &ExplainCmd{} }},
 }
 

@@ -20,14 +20,14 @@ func linuxOnly(goos, command string, withMountinfo bool) error {
 	if goos == "linux" {
 		return nil
 	}
-	hints := []string{fmt.Sprintf("on %s, compose, kube, writers (over DOCKER_HOST) and check or mounts with --mountinfo FILE run; the rest runs inside the Linux container or VM", goos)}
+	hints := []string{fmt.Sprintf("on %s, compose, kube, writers (over DOCKER_HOST) and check, mounts or bundle with --mountinfo FILE run; the rest runs inside the Linux container or VM", goos)}
 	switch command {
-	case "check", "mounts":
+	case "check", "mounts", "bundle":
 		if withMountinfo {
 			return nil
 		}
 		hints = append([]string{"save the table on the Linux side (cat /proc/self/mountinfo > mounts.txt) and pass --mountinfo mounts.txt"}, hints...)
-	case "run", "convert", "migrate":
+	case "run", "convert", "migrate", "locks":
 	default:
 		return nil
 	}

@@ -20,6 +20,9 @@ func TestLinuxOnly(t *testing.T) {
 		{"windows", "run", false, true},
 		{"windows", "convert", false, true},
 		{"windows", "migrate", false, true},
+		{"darwin", "locks", false, true},
+		{"darwin", "bundle", false, true},
+		{"darwin", "bundle", true, false},
 		{"windows", "check", false, true},
 		{"windows", "mounts", false, true},
 		{"darwin", "check", false, true},
@@ -49,8 +52,8 @@ func TestLinuxOnly(t *testing.T) {
 			!strings.Contains(out, "this is "+tc.goos) || !strings.Contains(out, "preflight: hint: on "+tc.goos+", compose, kube, writers") {
 			t.Errorf("linuxOnly(%s, %s): exit %d, stderr:\n%s\nwant exit 1, the command, the system and a hint", tc.goos, tc.command, code, out)
 		}
-		if wantFlag := tc.command == "check" || tc.command == "mounts"; wantFlag != strings.Contains(out, "--mountinfo mounts.txt") {
-			t.Errorf("linuxOnly(%s, %s): stderr %q; --mountinfo hint only for check and mounts", tc.goos, tc.command, out)
+		if wantFlag := tc.command == "check" || tc.command == "mounts" || tc.command == "bundle"; wantFlag != strings.Contains(out, "--mountinfo mounts.txt") {
+			t.Errorf("linuxOnly(%s, %s): stderr %q; --mountinfo hint only for check, mounts and bundle", tc.goos, tc.command, out)
 		}
 	}
 }

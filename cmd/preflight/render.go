@@ -8,6 +8,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/locks"
 )
 
 // renderText writes the human report: one block per data directory, then
@@ -55,6 +56,7 @@ func renderText(w io.Writer, r *preflight.Report) error {
 					fmt.Fprintf(&b, "    on its own mount: %s (%s from %s at %s)\n", db.Mount.Class, db.Mount.FSType, db.Mount.Source, db.Mount.Mountpoint)
 				}
 				renderWriters(&b, db)
+				renderLockHolders(&b, db)
 				renderHealth(&b, db)
 			}
 		}
@@ -93,6 +95,9 @@ func dbSizes(db preflight.Database) string {
 	if db.Journal.Exists {
 		s += fmt.Sprintf(", -journal %d", db.Journal.SizeBytes)
 	}
+	if db.Header != nil && db.Header.LibraryVersion() != "" {
+		s += ", last written by SQLite " + db.Header.LibraryVersion()
+	}
 	return s
 }
 
@@ -118,6 +123,46 @@ func renderWriters(b *strings.Builder, db preflight.Database) {
 			fmt.Fprintf(b, "      - %s\n", why)
 		}
 	}
+}
+
+// renderLockHolders says who holds which of SQLite's locks on db, and
+// with --watch how long each write lock was held.
+func renderLockHolders(b *strings.Builder, db preflight.Database) {
+	for _, h := range db.LockHolders {
+		fmt.Fprintf(b, "    lock: %s %s\n", oneLine(h.Who()), h.What())
+		if h.Invisible {
+			fmt.Fprintf(b, "      (run preflight in the host's PID namespace, docker run --pid host, to name it)\n")
+		}
+	}
+	w := db.LockWatch
+	if w == nil {
+		return
+	}
+	if len(w.Holds) == 0 {
+		fmt.Fprintf(b, "    lock watch (%s): no write lock or checkpoint held at any of %d samples\n", w.Window.Round(time.Millisecond), w.Samples)
+		return
+	}
+	for _, hd := range w.Holds {
+		who := "a process in another PID namespace"
+		switch {
+		case hd.PID > 0:
+			who = fmt.Sprintf("process %d", hd.PID)
+		case hd.ProcPID > 0:
+			who = fmt.Sprintf("host process %d", hd.ProcPID)
+		}
+		end := ""
+		if hd.AtEnd {
+			end = ", still held at the end"
+		}
+		fmt.Fprintf(b, "    lock watch (%s): %s %s, longest %s (%d %s%s)\n", w.Window.Round(time.Millisecond), who, locks.Held{Role: hd.Role}, hd.Longest.Round(10*time.Millisecond), hd.Times, plural(hd.Times, "time", "times"), end)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // renderHealth prints the --deep results of db.

@@ -7,7 +7,12 @@
 // those bytes is a live connection on this kernel, whatever its mount or
 // PID namespace. [Probe] asks the kernel which locks conflict with a write
 // lock on each byte range (fcntl(2) F_OFD_GETLK, or F_GETLK on kernels
-// before 3.15); it never sets a lock.
+// before 3.15); it never sets a lock. /proc/locks (proc(5)), matched by
+// device and inode, completes that answer: the kernel names one
+// conflicting lock per query, /proc/locks every holder of a range (each
+// WAL reader), and the holders in another PID namespace when this /proc
+// is an ancestor namespace's. [Roles] says what a holder's locks mean
+// ("holds the write lock (WAL)"), [Watch] how long they were held.
 //
 // What a probe cannot see: an idle rollback-mode (DELETE, TRUNCATE,
 // PERSIST) connection holds no lock between transactions; connections
@@ -64,6 +69,22 @@ type Lock struct {
 	// l_pid -1), which has no owning process. SQLite does not take such
 	// locks; something else holds this range.
 	OFD bool `json:"ofd,omitempty"`
+	// ProcPID is, for a lock of another PID namespace (OtherNamespace),
+	// the holder's PID as /proc/locks lists it when this process's /proc
+	// belongs to an ancestor namespace (the host's /proc seen from a
+	// container, unshare --pid without --mount-proc): the holder is
+	// /proc/ProcPID. 0 when /proc cannot name it: then the holder is
+	// invisible from here.
+	ProcPID int `json:"proc_pid,omitempty"`
+}
+
+// HolderPID is the PID under which the holder of l can be read in /proc
+// (PID, else ProcPID); 0 when the holder cannot be named.
+func (l Lock) HolderPID() int {
+	if l.PID > 0 {
+		return l.PID
+	}
+	return l.ProcPID
 }
 
 // Result is what Probe found.

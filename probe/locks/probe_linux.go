@@ -1,9 +1,14 @@
 package locks
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,6 +50,11 @@ func Probe(dbPath string) (Result, error) {
 		return fail(fmt.Errorf("open database: %w", err))
 	}
 	err = p.probe(db, dbRanges, &res.Locks)
+	ids := map[string]unix.Stat_t{}
+	var st unix.Stat_t
+	if unix.Fstat(db, &st) == nil {
+		ids["db"] = st
+	}
 	unix.Close(db)
 	res.Method = p.method()
 	if err != nil {
@@ -54,18 +64,117 @@ func Probe(dbPath string) (Result, error) {
 	shmPath := dbPath + "-shm"
 	shm, err := openRead(shmPath)
 	if errors.Is(err, fs.ErrNotExist) {
+		res.Locks = fromProcLocks(res.Locks, ids, "/proc")
 		return res, nil
 	}
 	if err != nil {
 		return fail(fmt.Errorf("open -shm: %w", err))
 	}
 	err = p.probe(shm, shmRanges, &res.Locks)
+	if unix.Fstat(shm, &st) == nil {
+		ids["shm"] = st
+	}
 	unix.Close(shm)
 	res.Method = p.method()
 	if err != nil {
 		return fail(fmt.Errorf("query locks on %s: %w", shmPath, err))
 	}
+	res.Locks = fromProcLocks(res.Locks, ids, "/proc")
 	return res, nil
+}
+
+// fromProcLocks completes ls from procRoot/locks, which lists every
+// POSIX lock (F_OFD_GETLK reports one conflicting lock per query, so of
+// several readers of one byte only one):
+//
+//   - when procRoot is our PID namespace's (procRoot/self is our PID):
+//     the other holders of each range, with their PIDs; the kernel leaves
+//     out the locks of other namespaces, whose holders stay invisible;
+//   - when procRoot belongs to an ancestor namespace (the host's /proc
+//     seen from a container, unshare --pid without --mount-proc): the
+//     holders of the locks of another namespace (OtherNamespace), as
+//     ProcPID, one lock per holder. A holder in our namespace that shares
+//     a read lock's bytes with such a lock is then listed under both PIDs.
+//
+// Files are matched by device and inode (ids, by File). ls is returned as
+// it is when procRoot/locks cannot be read.
+func fromProcLocks(ls []Lock, ids map[string]unix.Stat_t, procRoot string) []Lock {
+	self, err := os.Readlink(procRoot + "/self")
+	if err != nil {
+		return ls
+	}
+	ours := self == strconv.Itoa(os.Getpid())
+	if !ours && !slices.ContainsFunc(ls, func(l Lock) bool { return l.OtherNamespace }) {
+		return ls
+	}
+	f, err := os.Open(procRoot + "/locks")
+	if err != nil {
+		return ls
+	}
+	pls, _, _ := ParseProcLocks(f)
+	f.Close()
+	on := func(pl ProcLock, file string) bool {
+		st, ok := ids[file]
+		return ok && pl.Class == "POSIX" && pl.PID > 0 && pl.Inode == st.Ino && pl.Major == unix.Major(st.Dev) && pl.Minor == unix.Minor(st.Dev)
+	}
+	if ours {
+		out := ls
+		for _, r := range append(slices.Clone(dbRanges), shmRanges...) {
+			for _, pl := range pls {
+				if !on(pl, r.file) || !pl.overlaps(r.start, r.len) {
+					continue
+				}
+				end := r.start + r.len
+				if pl.End >= 0 {
+					end = min(end, pl.End+1)
+				}
+				l := Lock{File: r.file, Name: r.name, Start: max(pl.Start, r.start), Type: strings.ToLower(pl.Type), PID: pl.PID}
+				l.Len = end - l.Start
+				if !slices.ContainsFunc(out, func(o Lock) bool { return o.File == l.File && o.Name == l.Name && o.PID == l.PID }) {
+					out = append(out, l)
+				}
+			}
+		}
+		return sortLocks(out)
+	}
+	var out []Lock
+	for _, l := range ls {
+		if !l.OtherNamespace {
+			out = append(out, l)
+			continue
+		}
+		found := false
+		for _, pl := range pls {
+			if !on(pl, l.File) || !strings.EqualFold(pl.Type, l.Type) || !pl.overlaps(l.Start, l.Len) {
+				continue
+			}
+			named := l
+			named.ProcPID = pl.PID
+			if !slices.Contains(out, named) {
+				out = append(out, named)
+			}
+			found = true
+		}
+		if !found {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// sortLocks puts ls in Result.Locks's order: database ranges first, each
+// file in byte order (stable: the kernel's answer before /proc/locks's).
+func sortLocks(ls []Lock) []Lock {
+	slices.SortStableFunc(ls, func(a, b Lock) int {
+		if a.File != b.File {
+			if a.File == "db" {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.Start, b.Start)
+	})
+	return ls
 }
 
 // openRead opens path read-only, without following a FIFO's blocking open

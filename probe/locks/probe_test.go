@@ -314,12 +314,32 @@ func TestProbeOtherPIDNamespace(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("helper output %q: %v", out, err)
 	}
+	// This /proc is the parent namespace's (no --mount-proc): /proc/locks
+	// names the holder there, by device and inode.
 	want := []locks.Lock{dbLock("shared", "read", 0), shmLock("dms", 128, "read", 0)}
 	for i := range want {
-		want[i].OtherNamespace = true
+		want[i].OtherNamespace, want[i].ProcPID = true, c.PID()
 	}
 	if diff := cmp.Diff(want, res.Locks); diff != "" || !res.Sure {
-		t.Errorf("Probe(%q) from another PID namespace: sure=%v (-want +got):\n%s", path, res.Sure, diff)
+		t.Errorf("Probe(%q) from another PID namespace, the parent's /proc: sure=%v (-want +got):\n%s", path, res.Sure, diff)
+	}
+
+	// With its own /proc (--mount-proc, what a container has), the
+	// kernel leaves the holder out of /proc/locks: invisible.
+	cmd = exec.Command(unshare, "--pid", "--fork", "--mount-proc", os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LOCKS_TEST_HELPER=probe", "LOCKS_TEST_DB="+path)
+	if out, err = cmd.Output(); err != nil {
+		t.Fatalf("unshare --pid --fork --mount-proc: %v", err)
+	}
+	res = locks.Result{}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("helper output %q: %v", out, err)
+	}
+	for i := range want {
+		want[i].ProcPID = 0
+	}
+	if diff := cmp.Diff(want, res.Locks); diff != "" || !res.Sure {
+		t.Errorf("Probe(%q) from another PID namespace with its own /proc: sure=%v (-want +got):\n%s", path, res.Sure, diff)
 	}
 }
 

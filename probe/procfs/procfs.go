@@ -190,3 +190,17 @@ func (r *Result) nameDenied(pid int, comm string) {
 		r.DeniedNamed = append(r.DeniedNamed, Process{PID: pid, Comm: comm})
 	}
 }
+
+// Described is what /proc says about one process: for a lock holder
+// that the scan did not reach through its descriptors (a PID that
+// /proc/locks names in another PID namespace).
+type Described struct {
+	// PID, Comm, Cmdline and User are as in [Holder].
+	PID     int    `json:"pid"`
+	Comm    string `json:"comm"`
+	Cmdline string `json:"cmdline"`
+	User    string `json:"user"`
+	// Cgroup is /proc/PID/cgroup (cgroups(7)), at most 4 KiB: the
+	// container runtime's scope names the container.
+	Cgroup string `json:"-"`
+}

@@ -659,3 +659,26 @@ func readlinkat(dirfd int, name string) (string, error) {
 func gone(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ESRCH)
 }
+
+// maxCgroup bounds the /proc/PID/cgroup bytes Describe keeps.
+const maxCgroup = 4 << 10
+
+// Describe reads root/PID's comm, cmdline, status (the real uid, named)
+// and cgroup (root: "" is /proc). It returns an error wrapping
+// fs.ErrNotExist when the process is gone, and the read error when its
+// comm cannot be read; the cgroup is left empty when it cannot be read.
+func Describe(root string, pid int) (Described, error) {
+	if root == "" {
+		root = "/proc"
+	}
+	s := &scanner{root: root}
+	comm, cmdline, uid, ok := s.describe(pid)
+	if !ok {
+		return Described{}, fmt.Errorf("describe process %d: %w", pid, os.ErrNotExist)
+	}
+	p := Described{PID: pid, Comm: comm, Cmdline: cmdline, User: userName(map[string]string{}, uid)}
+	if b, err := os.ReadFile(root + "/" + strconv.Itoa(pid) + "/cgroup"); err == nil {
+		p.Cgroup = string(b[:min(len(b), maxCgroup)])
+	}
+	return p, nil
+}

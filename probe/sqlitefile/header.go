@@ -163,6 +163,18 @@ func (h Header) JournalMode() JournalMode {
 	}
 }
 
+// LibraryVersion is SQLiteVersion written as SQLite writes SQLITE_VERSION:
+// "3.40.1" for 3040001 (X*1000000 + Y*1000 + Z,
+// https://sqlite.org/c3ref/c_source_id.html); "" when the field is 0, as
+// in a header no library has stamped.
+func (h Header) LibraryVersion() string {
+	v := h.SQLiteVersion
+	if v == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d", v/1000000, v/1000%1000, v%1000)
+}
+
 // PageSizeValid reports whether PageSize is a power of two between 512 and
 // 65536 inclusive, the only page sizes SQLite accepts
 // (https://sqlite.org/fileformat2.html#page_size).

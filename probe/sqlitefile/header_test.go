@@ -206,3 +206,14 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+func TestHeaderLibraryVersion(t *testing.T) {
+	for _, tt := range []struct {
+		v    uint32
+		want string
+	}{{3040001, "3.40.1"}, {3051003, "3.51.3"}, {3007000, "3.7.0"}, {3053003, "3.53.3"}, {0, ""}} {
+		if got := (sqlitefile.Header{SQLiteVersion: tt.v}).LibraryVersion(); got != tt.want {
+			t.Errorf("Header{SQLiteVersion: %d}.LibraryVersion() = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/bundle"
+)
+
+// BundleCmd is `preflight bundle`.
+type BundleCmd struct {
+	Paths []string `arg:"" optional:"" name:"path" help:"Data directory or database file; given PATHs replace PREFLIGHT_DATA_DIR (default: --data-dir, PREFLIGHT_DATA_DIR)."`
+	CheckFlags
+	Output string `name:"output" short:"o" required:"" placeholder:"FILE" help:"Write the tar.gz archive here (- for standard output)."`
+	Redact bool   `name:"redact" env:"PREFLIGHT_REDACT" help:"Replace host names, user names and paths outside the data directories with placeholders (host-1, user-1, /redacted-path-1), the same in every file."`
+}
+
+// Run writes the bug-report bundle: check --deep for the paths, the mount
+// table, each database's headers, the lock holders, the engine and this
+// container's compose labels. It exits 0 once the archive is written,
+// whatever the report found (the report is inside).
+func (c *BundleCmd) Run(g *Globals) error {
+	if err := needsLinux("bundle", g.Mountinfo != ""); err != nil {
+		return err
+	}
+	opts, err := c.options(g, c.Paths)
+	if err != nil {
+		return err
+	}
+	opts.Health.Deep = true
+	r, err := preflight.Check(g.ctx, opts)
+	if err := g.ctx.Err(); err != nil {
+		return fmt.Errorf("bundle: interrupted: %w", context.Cause(g.ctx))
+	}
+	if err != nil {
+		if errors.Is(err, preflight.ErrRelativePath) {
+			return usageError(err)
+		}
+		return err
+	}
+	var js, text bytes.Buffer
+	if err := render(&js, r, "json"); err != nil {
+		return err
+	}
+	if err := renderText(&text, r); err != nil {
+		return err
+	}
+	in := bundle.Input{Version: buildVersion(), Report: r, ReportJSON: js.Bytes(), ReportText: text.Bytes(), Redact: c.Redact, MountInfo: g.Mountinfo}
+	if c.Output == "-" {
+		_, err := bundle.Write(g.stdout, in)
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.Output), ".preflight-bundle-*")
+	if err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	m, err := bundle.Write(tmp, in)
+	if err == nil {
+		err = tmp.Close()
+	} else {
+		tmp.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), c.Output)
+	}
+	if err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	fmt.Fprintf(g.stderr, "preflight: wrote %s (%d files; verdict %s); attach it to the issue\n", c.Output, len(m.Files), r.Verdict)
+	return nil
+}

@@ -1,0 +1,89 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/preflight-sqlite/preflight/probe/locks"
+)
+
+// needEngine skips (or fails under CI=true, PREFLIGHT_REQUIRE_DOCKER=1)
+// unless the docker CLI reaches an engine.
+func needEngine(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command("docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
+		if testdb.Required() {
+			t.Fatalf("docker engine not reachable: %v\n%s", err, out)
+		}
+		t.Skipf("skipping: docker engine not reachable: %v", err)
+	}
+}
+
+func dockerRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestLocksHolderInContainer: a process in another container (a FROM
+// scratch image holding the database through a bind mount) that holds
+// the WAL write lock is named with its container, from its cgroup and
+// the Engine API, on a real Docker engine.
+func TestLocksHolderInContainer(t *testing.T) {
+	needEngine(t)
+	work := t.TempDir()
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(work, "sqlserve"), "../../internal/testdb/sqlserve")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build sqlserve: %v\n%s", err, out)
+	}
+	df := "FROM scratch\nCOPY sqlserve /sqlserve\nENTRYPOINT [\"/sqlserve\"]\n"
+	if err := os.WriteFile(filepath.Join(work, "Dockerfile"), []byte(df), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	label := fmt.Sprintf("preflight.test=locks%d", os.Getpid())
+	tag := fmt.Sprintf("preflight-locks-test:%d", os.Getpid())
+	dockerRun(t, "build", "-q", "--label", label, "-t", tag, work)
+	t.Cleanup(func() { exec.Command("docker", "rmi", "-f", tag).Run() })
+
+	data := t.TempDir()
+	testdb.Make(t, filepath.Join(data, "app.db"), "wal", 1)
+	name := fmt.Sprintf("preflight-locks-%d", os.Getpid())
+	t.Cleanup(func() { exec.Command("docker", "rm", "-f", name).Run() })
+	c := testdb.StartCmd(t, exec.Command("docker", "run", "-i", "--rm", "--name", name, "--label", label, "-v", data+":/data", tag, "/data/app.db"))
+	c.Do(t, "begin immediate")
+	c.Do(t, "insert into t(v) values ('held')")
+	id := dockerRun(t, "inspect", "--format", "{{.Id}}", name)
+
+	path := filepath.Join(data, "app.db")
+	var out string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res, _ := locks.Probe(path)
+		if len(res.Locks) > 0 {
+			out, _, _ = runMain(t, "locks", "--docker-timeout", "10s", path)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no lock on app.db within 10s")
+		}
+	}
+	if !strings.Contains(out, "(/sqlserve /data/app.db, user root, container "+name+") holds the write lock (WAL)") {
+		t.Errorf("preflight locks with a holder in container %s:\n%s\nwant it named with its container", name, out)
+	}
+	jout, _, _ := runMain(t, "locks", "--docker-timeout", "10s", "--format", "json", path)
+	db := decodeReport(t, jout).DataDirs[0].Databases[0]
+	if len(db.LockHolders) != 1 || db.LockHolders[0].ContainerID != id || db.LockHolders[0].Container == nil || db.LockHolders[0].Container.Name != name {
+		t.Errorf("lock_holders = %+v, want one in container %s (%s)", db.LockHolders, name, id)
+	}
+}
