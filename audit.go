@@ -505,7 +505,7 @@ func auditWriters(ctx context.Context, all []*Report, inv *docker.Inventory) {
 		rf.docker = inv.Writers(targets, ac.ID)
 		r.Docker = &rf.docker
 		rdbs, _ := writerTargets(r)
-		attributeAll(r, rdbs, &rf, wopts)
+		attributeAll(ctx, r, rdbs, &rf, wopts)
 		r.Probes["activity"] = report.ProbeOff
 		r.Probes["mounts"], r.Probes["sqlitefile"] = report.ProbeRan, report.ProbeRan
 	}

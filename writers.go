@@ -86,7 +86,7 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 	if f.kube.Status != kube.StatusOff && f.kube.Status != kube.StatusNotInCluster {
 		r.Kube = &f.kube
 	}
-	attributeAll(r, dbs, f, opts)
+	attributeAll(ctx, r, dbs, f, opts)
 	if r.Kube != nil {
 		r.Probes["kube"] = report.ProbeStatus(f.kube.Status)
 	}
@@ -98,7 +98,7 @@ func probeWriters(ctx context.Context, r *Report, opts WriterOptions) {
 
 // attributeAll attributes f to every existing database of r (dbs, from
 // writerTargets) and sets r's processes, locks and docker probe statuses.
-func attributeAll(r *Report, dbs []*Database, f *writerFacts, opts WriterOptions) {
+func attributeAll(ctx context.Context, r *Report, dbs []*Database, f *writerFacts, opts WriterOptions) {
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		for j := range d.Databases {

@@ -95,4 +95,8 @@ var short = map[ID]string{
 	DaemonsetOnSQLiteClaim:      "DaemonSet on a shared claim",
 	SharedSQLiteClaim:           "claim shared read-write",
 	DuplicateManifestKey:        "a key written twice: the last one read",
+
+	MountNotInspected: "writable mount not inspected",
+	WALResetBug:       "last written by a SQLite with the WAL-reset bug",
+	WriteLockHeld:     "write lock held past the busy timeout",
 }

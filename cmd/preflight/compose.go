@@ -443,10 +443,3 @@ func relAll(ps []string, dir string) []string {
 	return out
 }
 
-// plural is one when n is 1, else many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

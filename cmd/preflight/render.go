@@ -158,6 +158,7 @@ func renderLockHolders(b *strings.Builder, db preflight.Database) {
 	}
 }
 
+// plural is one when n is 1, else many.
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
