@@ -111,6 +111,7 @@ image_arch() { # NAME PLATFORM GOARCH GOARM
 	local ctx=$work/ctx-$1 arch
 	mkdir -p "$ctx/bin" "$ctx/rootfs/tmp"
 	build linux "$3" "$4" "$ctx/bin/preflight-nocompose" nocompose
+	cp entrypoint.sh "$ctx/entrypoint.sh"
 	# --no-cache: the legacy builder's cache of FROM scratch steps does not
 	# key on the platform (an arm64 build would reuse amd64 layers).
 	DOCKER_BUILDKIT=0 docker build -q --no-cache --platform "$2" -f Dockerfile -t "$image:$1" \
