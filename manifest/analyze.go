@@ -82,6 +82,12 @@ type Workload struct {
 	// Overlap is set for a CronJob whose runs may overlap:
 	// concurrencyPolicy Allow (the default when absent).
 	Overlap bool `json:"overlap,omitempty"`
+	// Annotations and Labels are the object's metadata.annotations and
+	// metadata.labels (nil when it has none): other linters' annotations
+	// (kube-score/ignore, polaris.fairwinds.com/...-exempt) and the
+	// preflight.io/sqlite label.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
 	// Object is the index of the workload's object in the input.
 	Object int `json:"-"`
 }

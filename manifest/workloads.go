@@ -16,6 +16,15 @@ import (
 func (st *store) addWorkload(a *Analysis, i int) error {
 	o := &a.objects[i]
 	w := Workload{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, At: o.At, Replicas: 1, Object: i}
+	if kindOfWorkload(o.Kind) {
+		md, err := decode[struct {
+			Metadata kubeapi.ObjectMeta `json:"metadata"`
+		}](o)
+		if err != nil {
+			return err
+		}
+		w.Annotations, w.Labels = md.Metadata.Annotations, md.Metadata.Labels
+	}
 	var spec kubeapi.PodSpec
 	switch o.Kind {
 	case KindDeployment:
@@ -81,6 +90,15 @@ func (st *store) addWorkload(a *Analysis, i int) error {
 	a.Workloads = append(a.Workloads, w)
 	st.templates = append(st.templates, podTemplate{index: len(a.Workloads) - 1, spec: spec})
 	return nil
+}
+
+// kindOfWorkload reports whether kind is one addWorkload records.
+func kindOfWorkload(kind string) bool {
+	switch kind {
+	case KindDeployment, KindStatefulSet, KindDaemonSet, KindReplicaSet, KindJob, KindCronJob, KindPod:
+		return true
+	}
+	return false
 }
 
 // deployment sets a Deployment's replicas and update strategy.

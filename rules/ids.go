@@ -261,6 +261,10 @@ const (
 	// RWXOnNetworkClass: kube: a claim that holds SQLite data asks for
 	// ReadWriteMany on a network filesystem.
 	RWXOnNetworkClass ID = "rwx-on-network-class"
+	// LinterAnnotationConflict: kube: a Deployment on a shared volume that
+	// holds SQLite data carries kube-score or Polaris annotations that ask
+	// for RollingUpdate or more replicas.
+	LinterAnnotationConflict ID = "linter-annotation-conflict"
 	// DaemonsetOnSQLiteClaim: kube: a DaemonSet mounts a shared volume that
 	// holds SQLite data.
 	DaemonsetOnSQLiteClaim ID = "daemonset-on-sqlite-claim"

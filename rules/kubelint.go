@@ -123,6 +123,26 @@ var manifestRules = []rule{
 		},
 	},
 	{
+		Rule: Rule{LinterAnnotationConflict, LevelWarn, "kube: a Deployment that mounts a shared volume holding SQLite data carries annotations that ask kube-score or Polaris to hold it to RollingUpdate or more than one replica (kube-score/enable: deployment-strategy or deployment-replicas; polaris.fairwinds.com/deploymentMissingReplicas-exempt other than \"true\"): those linters then ask for, or Polaris's mutation makes, a second writer"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			w := kubeWorkload(s)
+			if !kubeWriter(s) || !kubeShared(s.km) || !kubeFirstOfWorkload(s) {
+				return "", "", false
+			}
+			conf := linterConflicts(w)
+			if len(conf) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s mounts %s (%s) and carries %s: kube-score then wants RollingUpdate and 2 replicas, and Polaris's deploymentMissingReplicas 2 or more (its mutation sets 3), each one more writer of the database",
+				w.Key(), kubeVolumeWhat(s), s.km.Why, strings.Join(conf, " and ")), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Exempt the object from those checks instead (the patch below): kube-score/ignore: deployment-strategy,deployment-replicas and polaris.fairwinds.com/deploymentMissingReplicas-exempt: \"true\", without deployment-strategy or deployment-replicas in kube-score/enable.",
+			}
+		},
+	},
+	{
 		Rule: Rule{DaemonsetOnSQLiteClaim, LevelError, "kube: a DaemonSet (one pod on every node) mounts a shared volume that holds SQLite data: every node's pod writes the one database from its own kernel"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
@@ -176,6 +196,9 @@ var kubePatches = map[ID]func(s subject) *report.KubePatch{
 		return workloadPatch(s, `{"spec":{"replicas":1}}`)
 	},
 	RWXOnNetworkClass: claimPatch,
+	LinterAnnotationConflict: func(s subject) *report.KubePatch {
+		return workloadPatch(s, `{}`)
+	},
 	CronjobOverlapOnSQLiteClaim: func(s subject) *report.KubePatch {
 		return workloadPatch(s, `{"spec":{"concurrencyPolicy":"Forbid"}}`)
 	},
@@ -320,6 +343,18 @@ func kubeFirstOfClaim(s subject) bool {
 	return false
 }
 
+// kubeFirstOfWorkload reports whether the subject is the first shared
+// writer mount of its workload: workload-wide findings are reported once.
+func kubeFirstOfWorkload(s subject) bool {
+	for i := range s.r.Manifests.Mounts {
+		m := &s.r.Manifests.Mounts[i]
+		if m.Workload == s.km.Workload && m.SQLite && !m.ReadOnly && kubeShared(m) {
+			return m == s.km
+		}
+	}
+	return false
+}
+
 // kubeIndex is the subject's index in r.Manifests.Mounts.
 func kubeIndex(s subject) int {
 	for i := range s.r.Manifests.Mounts {
@@ -365,9 +400,12 @@ func kubeOtherWriters(s subject) []string {
 }
 
 // workloadPatch is a merge patch of the subject's workload, which kubectl
-// patch applies to the live object.
+// patch applies to the live object, with the annotations that keep
+// kube-score and Polaris from asking for the change back
+// (withLinterAnnotations).
 func workloadPatch(s subject, patch string) *report.KubePatch {
 	w := kubeWorkload(s)
+	patch = withLinterAnnotations(w, patch)
 	cmd := fmt.Sprintf("kubectl patch %s %s", strings.ToLower(w.Kind), shell.Quote(w.Name))
 	if w.Namespace != "" {
 		cmd += " -n " + shell.Quote(w.Namespace)
