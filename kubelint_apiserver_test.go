@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -185,22 +184,11 @@ func createCase(t *testing.T, c *kubetest.Cluster, objs []manifest.Object, prefi
 // kubeRequest sends one request as admin and returns the status and body.
 func kubeRequest(t *testing.T, c *kubetest.Cluster, method, path, ctype string, body []byte) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, c.URL+path, bytes.NewReader(body))
+	r, err := c.Send(method, path, ctype, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", ctype)
-	req.Header.Set("Authorization", "Bearer "+c.AdminToken)
-	resp, err := c.HTTPClient().Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
+	return r.Status, r.Body
 }
 
 // replaceObject returns objs with the patched object replaced by the

@@ -42,6 +42,11 @@ type Analysis struct {
 	objects       []Object
 }
 
+// SQLiteLabel is the label a user sets on a workload or a claim to say
+// that it holds SQLite data ("true"), whatever its image, or that a
+// workload does not ("false", which the catalogue's match yields to).
+const SQLiteLabel = "preflight.io/sqlite"
+
 // Workload kinds read from the input.
 const (
 	KindDeployment  = "Deployment"
@@ -122,6 +127,8 @@ type Claim struct {
 	// what ("PersistentVolume nfs", "StorageClass standard").
 	Storage     kubeapi.Storage `json:"storage"`
 	StorageFrom string          `json:"storage_from"`
+	// Labels are the claim's metadata.labels (SQLiteLabel).
+	Labels map[string]string `json:"labels,omitempty"`
 	// Object is the index of the claim's object in the input (-1 when
 	// not in the input; a template's is its StatefulSet's).
 	Object int `json:"-"`
@@ -371,7 +378,9 @@ func (st *store) add(a *Analysis, i int) error {
 			return err
 		}
 		at := o.At
-		a.Claims = append(a.Claims, claimOf(pvc.Metadata.Name, o.Namespace, pvc.Spec, &at, "", i))
+		c := claimOf(pvc.Metadata.Name, o.Namespace, pvc.Spec, &at, "", i)
+		c.Labels = pvc.Metadata.Labels
+		a.Claims = append(a.Claims, c)
 	default:
 		return st.addWorkload(a, i)
 	}

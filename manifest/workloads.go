@@ -182,6 +182,7 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 			m.Uses[i].ReadOnly = m.Uses[i].ReadOnly || m.ReadOnly
 		}
 		m.SQLite = m.App != ""
+		labelled(a, w, &m)
 		if m.Claim >= 0 {
 			for _, dc := range opts.DataClaims {
 				if claimNamed(&a.Claims[m.Claim], dc) && !m.SQLite {
@@ -193,6 +194,33 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 			}
 		}
 		a.Mounts = append(a.Mounts, m)
+	}
+}
+
+// labelled applies SQLiteLabel: "false" on the workload makes none of
+// its mounts SQLite data; "true" on the workload makes every read-write
+// mount of a claim, an nfs, csi or hostPath volume SQLite data, as "true"
+// on the mount's claim does.
+func labelled(a *Analysis, w *Workload, m *Mount) {
+	if w.Labels[SQLiteLabel] == "false" {
+		m.SQLite, m.App, m.Why = false, "", ""
+		return
+	}
+	if m.SQLite || m.ReadOnly {
+		return
+	}
+	why := ""
+	switch {
+	case m.Claim >= 0 && a.Claims[m.Claim].Labels[SQLiteLabel] == "true":
+		why = "claim " + a.Claims[m.Claim].Key() + " has the label " + SQLiteLabel + ": \"true\""
+	case w.Labels[SQLiteLabel] == "true" && (m.Claim >= 0 || slices.Contains([]string{"nfs", "csi", "hostPath"}, m.Source)):
+		why = w.Key() + " has the label " + SQLiteLabel + ": \"true\""
+	default:
+		return
+	}
+	m.SQLite, m.Why = true, why
+	for i := range m.Uses {
+		m.Uses[i].Data = true
 	}
 }
 

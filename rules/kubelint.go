@@ -470,3 +470,16 @@ func templatesPatch(o *manifest.Object, name, mode string) []byte {
 	}
 	return b
 }
+
+// ManifestRemedy is the remedy that the manifest rule id gives (for the
+// reference's example object: the kube rules' remedies name no object),
+// as preflight kube policy writes it into its refusals; nil when id is
+// not a manifest rule.
+func ManifestRemedy(id ID) []string {
+	for _, r := range manifestRules {
+		if r.ID == id {
+			return exampleRemedy(r)
+		}
+	}
+	return nil
+}

@@ -57,29 +57,33 @@ func (g *Globals) given(flag string) bool {
 	return false
 }
 
-// command is one entry of the command tree: its name, its one-line help
-// and a new value of its flags.
+// command is one entry of the command tree: its name, its one-line help,
+// a new value of its flags, and its subcommands (kube policy, kube
+// audit).
 type command struct {
 	name, help string
 	make       func() runner
+	sub        []command
 }
 
 // commands is the command tree, in the order --help lists it.
 var commands = []command{
-	{"check", "Check data directories or database files: filesystem class, journal mode, findings.", func() runner { return &CheckCmd{} }},
-	{"mounts", "List every mount with its class, or the mount holding PATH.", func() runner { return &MountsCmd{} }},
+	{"check", "Check data directories or database files: filesystem class, journal mode, findings.", func() runner { return &CheckCmd{} }, nil},
+	{"mounts", "List every mount with its class, or the mount holding PATH.", func() runner { return &MountsCmd{} }, nil},
 	runCommand,
-	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }},
-	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }},
-	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }},
-	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }},
-	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }},
-	{"explain", "Print what a finding ID means, its remedy and its page on the docs site.", func() runner { return &ExplainCmd{} }},
+	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }, nil},
+	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }, nil},
+	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }, nil},
+	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }, nil},
+	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }, []command{
+		{"policy", "Write a ValidatingAdmissionPolicy and its binding (YAML for kubectl apply -f -) with which the API server refuses a second writer of a SQLite volume: more than one replica, a surging RollingUpdate, a DaemonSet, an overlapping CronJob.", func() runner { return &KubePolicyCmd{} }, nil},
+	}},
+	{"explain", "Print what a finding ID means, its remedy and its page on the docs site.", func() runner { return &ExplainCmd{} }, nil},
 }
 
 // runCommand is `run`: when it is the first argument the tree holds it
 // alone, so that the entrypoint does not build every command's flags.
-var runCommand = command{"run", "Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT).", func() runner { return &RunCmd{} }}
+var runCommand = command{"run", "Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT).", func() runner { return &RunCmd{} }, nil}
 
 // hidden reports whether command name is left out of --help: compose and
 // kube in a build without them (-tags nocompose). Running them still

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/kubetest"
+)
+
+// kubectl runs kubectl (KUBECONFIG kubeconfig) with stdin and returns its
+// combined output and error; the test skips without kubectl on PATH
+// unless kubetest.Required.
+func kubectl(t *testing.T, kubeconfig, stdin string, args ...string) (string, error) {
+	t.Helper()
+	bin, err := exec.LookPath("kubectl")
+	if err != nil {
+		if kubetest.Required() {
+			t.Fatal("kubectl not on PATH")
+		}
+		t.Skip("kubectl not on PATH")
+	}
+	cmd := exec.CommandContext(t.Context(), bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestKubePolicyKubectl runs the commands of the Kubernetes guide as
+// printed: preflight kube policy | kubectl apply -f -, then kubectl apply
+// of a Deployment of two vaultwarden pods on one claim, refused with the
+// finding's message, and of the fixed one, admitted; and with --action
+// warn, kubectl prints the refusal as a warning and creates the object.
+func TestKubePolicyKubectl(t *testing.T) {
+	c := kubetest.Start(t)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := c.WriteKubeconfig(kc, c.AdminToken); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"vault", "lab"} {
+		if out, err := kubectl(t, kc, "", "create", "namespace", ns); err != nil {
+			t.Fatalf("kubectl create namespace %s: %v: %s", ns, err, out)
+		}
+	}
+	for _, args := range [][]string{{"kube", "policy", "-n", "vault"}, {"kube", "policy", "--action", "warn", "--name", "preflight-warn", "-n", "lab"}} {
+		y, stderr, code := runMain(t, args...)
+		if code != 0 {
+			t.Fatalf("preflight %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+		if out, err := kubectl(t, kc, y, "apply", "-f", "-"); err != nil || !strings.Contains(out, "validatingadmissionpolicy.admissionregistration.k8s.io/") {
+			t.Fatalf("preflight %s | kubectl apply -f -: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	bad := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vaultwarden}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: vaultwarden}}
+  template:
+    metadata: {labels: {app: vaultwarden}}
+    spec:
+      containers:
+        - name: vaultwarden
+          image: ghcr.io/dani-garcia/vaultwarden:1.32.0
+          volumeMounts: [{name: data, mountPath: /data}]
+      volumes: [{name: data, persistentVolumeClaim: {claimName: vaultwarden-data}}]
+`
+	good := strings.Replace(bad, "replicas: 2", "replicas: 1\n  strategy: {type: Recreate}", 1)
+	var out string
+	var err error
+	deadline := time.Now().Add(10 * time.Second) // the bindings take a moment to be enforced
+	for {
+		out, err = kubectl(t, kc, bad, "apply", "-n", "vault", "-f", "-")
+		if err != nil || time.Now().After(deadline) {
+			break
+		}
+		kubectl(t, kc, "", "delete", "-n", "vault", "deployment", "vaultwarden")
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err == nil || !strings.Contains(out, "replicas-on-sqlite-claim: Deployment vaultwarden runs 2 pods at once and mounts volume data") {
+		t.Errorf("kubectl apply of two replicas in vault: %v: %s, want refused with replicas-on-sqlite-claim", err, out)
+	}
+	if out, err := kubectl(t, kc, good, "apply", "-n", "vault", "-f", "-"); err != nil {
+		t.Errorf("kubectl apply of one replica, Recreate: %v: %s, want created", err, out)
+	}
+	out, err = kubectl(t, kc, bad, "apply", "-n", "lab", "-f", "-")
+	if err != nil || !strings.Contains(out, "Warning: Validation failed for ValidatingAdmissionPolicy 'preflight-warn-deployment'") || !strings.Contains(out, "deployment.apps/vaultwarden created") {
+		t.Errorf("kubectl apply of two replicas in lab (warn): %v: %s, want created with a warning", err, out)
+	}
+	t.Logf("kubectl apply in lab:\n%s", out)
+}
