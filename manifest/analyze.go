@@ -23,6 +23,26 @@ type Options struct {
 	// as NAME (in any namespace) or NAMESPACE/NAME. A StatefulSet's
 	// volumeClaimTemplate is named by the template's name.
 	DataClaims []string
+	// Pods are the pods of the workloads as a live cluster runs them
+	// (preflight kube audit); none for manifests.
+	Pods []Pod
+}
+
+// Pod is a pod of a live cluster: the workload that owns it (through a
+// Deployment's ReplicaSet, a CronJob's Job), where it runs and the claims
+// it mounts.
+type Pod struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// Owner is the workload's kind and name ("Deployment", "vaultwarden");
+	// empty for a bare Pod.
+	OwnerKind string `json:"owner_kind,omitempty"`
+	OwnerName string `json:"owner_name,omitempty"`
+	// Node is spec.nodeName ("" until scheduled); Phase is status.phase.
+	Node  string `json:"node,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	// Claims are the PersistentVolumeClaims its volumes name.
+	Claims []string `json:"claims,omitempty"`
 }
 
 // Analysis is what Analyze found: every workload, every claim the
@@ -93,6 +113,9 @@ type Workload struct {
 	// preflight.io/sqlite label.
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
+	// Running are the workload's pods that run now (phase Running or
+	// Pending with a node), from Options.Pods; nil for manifests.
+	Running []Pod `json:"running,omitempty"`
 	// Object is the index of the workload's object in the input.
 	Object int `json:"-"`
 }
@@ -261,6 +284,7 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 		a.addMounts(st, w.index, w.spec, opts)
 	}
 	a.claimData()
+	a.addPods(opts.Pods)
 	for _, c := range opts.DataClaims {
 		used := false
 		for _, m := range a.Mounts {
@@ -271,6 +295,24 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 		}
 	}
 	return a, nil
+}
+
+// addPods gives each workload its pods that run now.
+func (a *Analysis) addPods(pods []Pod) {
+	for _, p := range pods {
+		if p.Phase != "Running" && (p.Phase != "Pending" || p.Node == "") {
+			continue
+		}
+		kind, name := p.OwnerKind, p.OwnerName
+		if kind == "" {
+			kind, name = KindPod, p.Name
+		}
+		for i := range a.Workloads {
+			if w := &a.Workloads[i]; w.Kind == kind && w.Name == name && w.Namespace == p.Namespace {
+				w.Running = append(w.Running, p)
+			}
+		}
+	}
 }
 
 // claimData marks as holding SQLite data every read-write mount of a

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -119,6 +120,40 @@ var manifestRules = []rule{
 			return []string{
 				"Give the database a claim one pod at a time can write: ReadWriteOncePod (CSI drivers; ReadWriteOnce for in-tree volumes, which a node does not enforce on NFS) on a block StorageClass (a local disk, EBS, a Persistent Disk, Ceph RBD, Longhorn ReadWriteOnce). A claim's access modes cannot change once it exists: edit the manifest as the patch below does, create the claim under a new name and copy the data once with preflight migrate while the application is stopped.",
 				"If the data must stay on the share: one writer pod (replicas: 1, strategy Recreate) and journal_mode=DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete).",
+			}
+		},
+	},
+	{
+		Rule: Rule{LivePodsOnSQLiteClaim, LevelError, "kube audit: pods of one workload run now on one claim that holds SQLite data, mounted read-write, on different nodes: two kernels write the database, whose locks never meet (warn when they run on one node: two writers, their locks shared)"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			c := kubeClaim(s)
+			if !kubeWriter(s) || c == nil || s.km.Source != "claim" {
+				return "", "", false
+			}
+			w := kubeWorkload(s)
+			var pods, nodes []string
+			for _, p := range w.Running {
+				if !slices.Contains(p.Claims, c.Name) {
+					continue
+				}
+				pods = append(pods, p.Name+" on "+cmp.Or(p.Node, "no node yet"))
+				if p.Node != "" && !slices.Contains(nodes, p.Node) {
+					nodes = append(nodes, p.Node)
+				}
+			}
+			if len(pods) < 2 {
+				return "", "", false
+			}
+			lvl := LevelWarn
+			if len(nodes) > 1 {
+				lvl = LevelError
+			}
+			return fmt.Sprintf("%d pods of %s run now and mount claim %s (%s; %s) read-write: %s; %d nodes, each a writer of the database",
+				len(pods), w.Key(), c.Key(), kubeClaimWhere(c), s.km.Why, strings.Join(pods, ", "), len(nodes)), lvl, true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Scale the workload to one pod now (kubectl scale --replicas=1, or the patches of the findings beside this one), then give the claim ReadWriteOncePod so that a second pod cannot mount it; check the database with preflight check --deep once one pod is left.",
 			}
 		},
 	},

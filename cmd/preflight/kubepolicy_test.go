@@ -94,3 +94,38 @@ spec:
 	}
 	t.Logf("kubectl apply in lab:\n%s", out)
 }
+
+// TestKubeAuditCommand runs preflight kube audit against a real API
+// server holding testdata/kube-audit (two vaultwarden replicas on one
+// claim):
+// the text names the live object, prints its kubectl patch and exits 3
+// (a ReadWriteMany claim makes the findings errors);
+// --format json is the report; an unreachable server is an error.
+func TestKubeAuditCommand(t *testing.T) {
+	c := kubetest.Start(t)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := c.WriteKubeconfig(kc, c.AdminToken); err != nil {
+		t.Fatal(err)
+	}
+	objects, err := os.ReadFile(filepath.Join("..", "..", "testdata", "kube-audit", "objects.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MustApply(objects)
+	out, stderr, code := runMain(t, "kube", "audit", "--kubeconfig", kc)
+	wantRun := `run: kubectl patch deployment vaultwarden -n vault --type merge -p '{"metadata":{"annotations":{"kube-score/ignore":"deployment-strategy,deployment-replicas","polaris.fairwinds.com/deploymentMissingReplicas-exempt":"true"}},"spec":{"replicas":1}}'`
+	if code != exitUnsafe || !strings.Contains(out, "replicas-on-sqlite-claim: vault/deployment/vaultwarden runs replicas: 2 and every pod mounts claim vault/vw-data") || !strings.Contains(out, "cronjob-overlap-on-sqlite-claim: vault/cronjob/vw-backup") || !strings.Contains(out, wantRun) || !strings.Contains(out, "manifests: "+c.URL) {
+		t.Errorf("preflight kube audit: exit %d, stdout %q, stderr %q; want the finding and %s", code, out, stderr, wantRun)
+	}
+	out, _, _ = runMain(t, "kube", "audit", "--kubeconfig", kc, "-n", "vault", "--format", "json")
+	if !strings.Contains(out, `"id": "replicas-on-sqlite-claim"`) || !strings.Contains(out, `"file": "cluster"`) {
+		t.Errorf("preflight kube audit --format json: %s", out)
+	}
+	bad := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: x, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: x, user: x}}]\ncurrent-context: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runMain(t, "kube", "audit", "--kubeconfig", bad, "--timeout", "2s"); code != exitInternal || !strings.Contains(stderr, "preflight: error: read the cluster") {
+		t.Errorf("preflight kube audit of an unreachable server: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -77,6 +77,7 @@ var commands = []command{
 	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }, nil},
 	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }, []command{
 		{"policy", "Write a ValidatingAdmissionPolicy and its binding (YAML for kubectl apply -f -) with which the API server refuses a second writer of a SQLite volume: more than one replica, a surging RollingUpdate, a DaemonSet, an overlapping CronJob.", func() runner { return &KubePolicyCmd{} }, nil},
+		{"audit", "Read a live cluster's workloads, pods, claims, PersistentVolumes and StorageClasses through the API (GET and LIST only) and judge them as kube -f judges manifests, plus the pods of one workload running now on one claim.", func() runner { return &KubeAuditCmd{} }, nil},
 	}},
 	{"explain", "Print what a finding ID means, its remedy and its page on the docs site.", func() runner { return &ExplainCmd{} }, nil},
 }
