@@ -42,12 +42,8 @@ func AuditKube(ctx context.Context, opts KubeAuditOptions) (*Report, *kube.Clust
 		}
 		objs = append(objs, mo)
 	}
-	pods := make([]manifest.Pod, 0, len(cl.Pods))
-	for _, p := range cl.Pods {
-		pods = append(pods, manifest.Pod(p))
-	}
 	o := opts.KubeOptions
 	o.Objects, o.Files = objs, []string{cl.Server}
-	r, err := checkManifests(o, pods, "kube-audit")
+	r, err := checkManifests(o, cl.Pods, "kube-audit")
 	return r, cl, err
 }

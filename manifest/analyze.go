@@ -28,22 +28,9 @@ type Options struct {
 	Pods []Pod
 }
 
-// Pod is a pod of a live cluster: the workload that owns it (through a
-// Deployment's ReplicaSet, a CronJob's Job), where it runs and the claims
-// it mounts.
-type Pod struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
-	// Owner is the workload's kind and name ("Deployment", "vaultwarden");
-	// empty for a bare Pod.
-	OwnerKind string `json:"owner_kind,omitempty"`
-	OwnerName string `json:"owner_name,omitempty"`
-	// Node is spec.nodeName ("" until scheduled); Phase is status.phase.
-	Node  string `json:"node,omitempty"`
-	Phase string `json:"phase,omitempty"`
-	// Claims are the PersistentVolumeClaims its volumes name.
-	Claims []string `json:"claims,omitempty"`
-}
+// Pod is a pod of a live cluster, where it runs and the workload that
+// owns it.
+type Pod = kubeapi.PodPlacement
 
 // Analysis is what Analyze found: every workload, every claim the
 // workloads mount or the input declares, and every workload volume that

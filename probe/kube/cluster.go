@@ -44,7 +44,7 @@ type Cluster struct {
 	// labels, annotations) and spec.
 	Objects []Object `json:"-"`
 	// Pods are every pod read, with the workload that owns it.
-	Pods []ClusterPod `json:"pods"`
+	Pods []kubeapi.PodPlacement `json:"pods"`
 	// Denied are the cluster-scoped lists RBAC refused
 	// (PersistentVolumes, StorageClasses): the claims' storage is then
 	// unknown. A refused namespaced list is an error.
@@ -55,19 +55,6 @@ type Cluster struct {
 type Object struct {
 	Kind string
 	JSON json.RawMessage
-}
-
-// ClusterPod is a pod, the top-level workload that owns it (a ReplicaSet
-// resolved to its Deployment, a Job to its CronJob; empty for a bare
-// Pod), its node, phase and the claims its volumes name.
-type ClusterPod struct {
-	Name      string   `json:"name"`
-	Namespace string   `json:"namespace"`
-	OwnerKind string   `json:"owner_kind,omitempty"`
-	OwnerName string   `json:"owner_name,omitempty"`
-	Node      string   `json:"node,omitempty"`
-	Phase     string   `json:"phase,omitempty"`
-	Claims    []string `json:"claims,omitempty"`
 }
 
 // clusterKind is one kind ReadCluster lists, in the order it lists them
@@ -187,7 +174,7 @@ func (cl *Cluster) add(k clusterKind, o *listedObject, owners map[string][2]stri
 	case "Pod":
 		var spec kubeapi.PodSpec
 		_ = json.Unmarshal(o.Spec, &spec) // the server's own pod: it decodes
-		p := ClusterPod{Name: md.Name, Namespace: md.Namespace, Node: spec.NodeName, Phase: o.Status.Phase}
+		p := kubeapi.PodPlacement{Name: md.Name, Namespace: md.Namespace, Node: spec.NodeName, Phase: o.Status.Phase}
 		for _, v := range spec.Volumes {
 			if v.PersistentVolumeClaim != nil {
 				p.Claims = append(p.Claims, v.PersistentVolumeClaim.ClaimName)
