@@ -296,8 +296,9 @@ func (k kind) policy(name, held string) validatingAdmissionPolicy {
 // first match), then, for an image no entry names, by a path segment
 // equal to an entry's name; consecutive entries with the same data
 // directories share one regular expression. The mount path is compared
-// with a trailing slash, "//" and "/./" folded; a path with a ".."
-// component matches every directory.
+// as an absolute path (the API server admits "data", which a runtime
+// that accepts it mounts from the container's root) with a trailing slash, "//" and "/./" folded; a path
+// with a ".." component matches every directory.
 func dataExpr(cat *compose.Catalogue) string {
 	type arm struct {
 		re   []string
@@ -329,7 +330,7 @@ func dataExpr(cat *compose.Catalogue) string {
 		}
 		chain = fmt.Sprintf("c.image.lowerAscii().matches(%s) ? [%s] : %s", celRaw(imageRegexp(strings.Join(arms[i].re, "|"))), strings.Join(dirs, ", "), chain)
 	}
-	q := "(m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
+	q := "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
 	return fmt.Sprintf("(%s).exists(d, d.startsWith(%s) || %s.startsWith(d) || %s.contains('/../'))", chain, q, q, q)
 }
 

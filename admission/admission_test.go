@@ -127,6 +127,14 @@ var policyCases = []struct {
 		deployment("vw-root", "", "  replicas: 3\n  strategy: {type: Recreate}", pod("VaultWarden/Server", "//", claim, false)), rules.ReplicasOnSQLiteClaim, "data"},
 	{"deployment mounting inside the data directory, trailing slash",
 		deployment("vw-inside", "", "  replicas: 2\n  strategy: {type: Recreate}", pod("vaultwarden/server:latest", "/data/./db/", claim, false)), rules.ReplicasOnSQLiteClaim, "data"},
+	{"deployment mounting a relative path",
+		deployment("vw-relative", "", "  replicas: 2\n  strategy: {type: Recreate}", pod(vaultwarden, "data", claim, false)), rules.ReplicasOnSQLiteClaim, "data"},
+	{"deployment whose init container is the catalogued image",
+		deployment("vw-init", "", "  replicas: 2\n  strategy: {type: Recreate}", strings.Replace(pod("alpine:3", "/data", claim, false), "      containers:", `      initContainers:
+        - {name: migrate, image: "vaultwarden/server", volumeMounts: [{name: data, mountPath: /data}]}
+      containers:`, 1)), rules.ReplicasOnSQLiteClaim, "data"},
+	{"deployment mounting the data directory through a dot-dot path",
+		deployment("vw-dotdot", "", "  replicas: 2\n  strategy: {type: Recreate}", pod(vaultwarden, "/srv/../data", claim, false)), rules.ReplicasOnSQLiteClaim, "data"},
 	{"deployment of an unrelated directory",
 		deployment("vw-other", "", "  replicas: 2\n  strategy: {type: Recreate}", pod(vaultwarden, "/srv/backup", claim, false)), "", ""},
 	{"deployment, read-only mount",

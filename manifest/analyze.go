@@ -483,9 +483,11 @@ func claimNamed(c *Claim, v string) bool {
 }
 
 // dataDirHeld reports whether a mount at p holds data directory dir:
-// the same path, a parent of it, or a directory inside it.
+// the same path, a parent of it, or a directory inside it; a relative p
+// ("data", which the API server admits) is read from the root, where a
+// runtime that accepts it mounts it.
 func dataDirHeld(p, dir string) bool {
-	p, dir = path.Clean(p), path.Clean(dir)
+	p, dir = path.Clean("/"+p), path.Clean(dir) // the API server admits a relative mountPath; a runtime that accepts it mounts it from the root
 	return p == dir || strings.HasPrefix(dir, strings.TrimSuffix(p, "/")+"/") || strings.HasPrefix(p, dir+"/")
 }
 
