@@ -12,6 +12,9 @@ import (
 // from the cluster, not a file (Location.File).
 const AuditFile = "cluster"
 
+// ProbeKubeAudit is the name of the audit in Report.Probes.
+const ProbeKubeAudit = "kube-audit"
+
 // KubeAuditOptions configure AuditKube.
 type KubeAuditOptions struct {
 	// Cluster says how to reach the API server and which namespaces to
@@ -44,6 +47,6 @@ func AuditKube(ctx context.Context, opts KubeAuditOptions) (*Report, *kube.Clust
 	}
 	o := opts.KubeOptions
 	o.Objects, o.Files = objs, []string{cl.Server}
-	r, err := checkManifests(o, cl.Pods, "kube-audit")
+	r, err := checkManifests(o, cl.Pods, ProbeKubeAudit)
 	return r, cl, err
 }

@@ -100,7 +100,11 @@ func renderKube(w io.Writer, r *preflight.Report, format string) error {
 	}
 	a := r.Manifests
 	var b strings.Builder
-	fmt.Fprintf(&b, "manifests: %s (%d objects, %d workloads)\n\n", strings.Join(a.Files, ", "), a.Objects, len(a.Workloads))
+	from := "manifests"
+	if _, ok := r.Probes[preflight.ProbeKubeAudit]; ok {
+		from = "cluster" // kube audit: Files is the API server
+	}
+	fmt.Fprintf(&b, "%s: %s (%d objects, %d workloads)\n\n", from, strings.Join(a.Files, ", "), a.Objects, len(a.Workloads))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKLOAD\tVOLUME\tSOURCE\tCLASS\tMODES\tPATHS\tRW\tDATA")
 	for _, m := range a.Mounts {

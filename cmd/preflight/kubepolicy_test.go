@@ -114,7 +114,7 @@ func TestKubeAuditCommand(t *testing.T) {
 	c.MustApply(objects)
 	out, stderr, code := runMain(t, "kube", "audit", "--kubeconfig", kc)
 	wantRun := `run: kubectl patch deployment vaultwarden -n vault --type merge -p '{"metadata":{"annotations":{"kube-score/ignore":"deployment-strategy,deployment-replicas","polaris.fairwinds.com/deploymentMissingReplicas-exempt":"true"}},"spec":{"replicas":1}}'`
-	if code != exitUnsafe || !strings.Contains(out, "replicas-on-sqlite-claim: vault/deployment/vaultwarden runs replicas: 2 and every pod mounts claim vault/vw-data") || !strings.Contains(out, "cronjob-overlap-on-sqlite-claim: vault/cronjob/vw-backup") || !strings.Contains(out, wantRun) || !strings.Contains(out, "manifests: "+c.URL) {
+	if code != exitUnsafe || !strings.Contains(out, "replicas-on-sqlite-claim: vault/deployment/vaultwarden runs replicas: 2 and every pod mounts claim vault/vw-data") || !strings.Contains(out, "cronjob-overlap-on-sqlite-claim: vault/cronjob/vw-backup") || !strings.Contains(out, wantRun) || !strings.Contains(out, "cluster: "+c.URL) {
 		t.Errorf("preflight kube audit: exit %d, stdout %q, stderr %q; want the finding and %s", code, out, stderr, wantRun)
 	}
 	out, _, _ = runMain(t, "kube", "audit", "--kubeconfig", kc, "-n", "vault", "--format", "json")
