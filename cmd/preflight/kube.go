@@ -47,10 +47,20 @@ func loadManifests(ctx context.Context, files []string) ([]manifest.Object, []st
 	}
 }
 
+// needManifests is the error of kube and its subcommands in the image's
+// binary (-tags nocompose), which has neither the manifest reader nor the
+// catalogue; nil in the full build.
+func needManifests() error {
+	if manifest.Built {
+		return nil
+	}
+	return &exitError{code: exitInternal, err: manifest.ErrNotBuilt, hints: []string{"the image's binary leaves manifest reading and the catalogue out; build the full binary with scripts/build.sh (bin/preflight) and run it where the manifests are"}}
+}
+
 // Run reads the manifests, judges them and prints the report.
 func (c *KubeCmd) Run(g *Globals) error {
-	if !manifest.Built {
-		return &exitError{code: exitInternal, err: manifest.ErrNotBuilt, hints: []string{"the image's binary leaves manifest reading out; build the full binary with scripts/build.sh (bin/preflight) and run it where the manifests are"}}
+	if err := needManifests(); err != nil {
+		return err
 	}
 	objs, files, err := loadManifests(g.ctx, c.File)
 	if g.ctx.Err() != nil {

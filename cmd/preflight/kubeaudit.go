@@ -24,6 +24,9 @@ type KubeAuditCmd struct {
 
 // Run reads the cluster, judges it and prints the report.
 func (c *KubeAuditCmd) Run(g *Globals) error {
+	if err := needManifests(); err != nil {
+		return err
+	}
 	opts := preflight.KubeAuditOptions{
 		Cluster:     kube.ClusterOptions{Kubeconfig: firstKubeconfig(c.Kubeconfig), Namespaces: c.Namespace, Timeout: c.Timeout},
 		KubeOptions: preflight.KubeOptions{DataClaims: c.DataClaim, Ignore: c.Ignore},

@@ -20,6 +20,9 @@ type KubePolicyCmd struct {
 
 // Run writes the policies and their bindings to standard output.
 func (c *KubePolicyCmd) Run(g *Globals) error {
+	if err := needManifests(); err != nil {
+		return err
+	}
 	opts := admission.Options{Name: c.Name, Action: c.Action, Namespaces: c.Namespace, ExcludeNamespaces: c.ExcludeNamespace}
 	for _, l := range c.NamespaceLabel {
 		k, v, ok := strings.Cut(l, "=")
