@@ -243,10 +243,8 @@ var (
 	}
 )
 
-// policy is the kind's ValidatingAdmissionPolicy; held is the CEL
-// expression over c (a container) and m (its volume mount) that is true
-// when the mount holds the data directory of the container's catalogued
-// image.
+// policy is the kind's ValidatingAdmissionPolicy; held is dataExpr's
+// variable.
 func (k kind) policy(name, held string) validatingAdmissionPolicy {
 	shared := "has(v.persistentVolumeClaim) || has(v.nfs) || has(v.csi)"
 	if k.hostPathShared {
@@ -259,11 +257,16 @@ func (k kind) policy(name, held string) validatingAdmissionPolicy {
 	vars := []variable{
 		{"label", fmt.Sprintf("has(object.metadata.labels) && %q in object.metadata.labels ? object.metadata.labels[%q] : ''", Label, Label)},
 		{"containers", fmt.Sprintf("(has(%[1]s.initContainers) ? %[1]s.initContainers : []) + %[1]s.containers", k.pod)},
+		// Per container, the names of the volumes it mounts read-write.
+		{"written", "variables.containers.map(c, has(c.volumeMounts) ? c.volumeMounts.filter(m, !(has(m.readOnly) && m.readOnly)).map(m, m.name) : [])"},
+		// Per catalogued container, per data directory of its entry, the
+		// names of the volumes it mounts there.
+		{"data", held},
 		{"volumes", fmt.Sprintf(`variables.label == 'false' || !has(%[1]s.volumes) ? [] : %[1]s.volumes.filter(v, (%[2]s) && %[3]s && `+
 			`!(has(v.persistentVolumeClaim) && has(v.persistentVolumeClaim.readOnly) && v.persistentVolumeClaim.readOnly) && `+
-			`variables.containers.exists(c, has(c.volumeMounts) && c.volumeMounts.exists(m, m.name == v.name && !(has(m.readOnly) && m.readOnly))) && `+
-			`(variables.label == 'true' || variables.containers.exists(c, has(c.image) && has(c.volumeMounts) && c.volumeMounts.exists(m, m.name == v.name && (%[4]s))))).map(v, v.name)`,
-			k.pod, shared, notTemplate, held)},
+			`variables.written.exists(names, v.name in names) && `+
+			`(variables.label == 'true' || variables.data.exists(c, c.exists(names, v.name in names)))).map(v, v.name)`,
+			k.pod, shared, notTemplate)},
 	}
 	p := validatingAdmissionPolicy{APIVersion: apiVersion, Kind: "ValidatingAdmissionPolicy", Metadata: meta{Name: name, Labels: labels},
 		Spec: policySpec{FailurePolicy: "Fail", Variables: vars,
@@ -289,15 +292,18 @@ func (k kind) policy(name, held string) validatingAdmissionPolicy {
 	return p
 }
 
-// dataExpr is the CEL expression over c (a container) and m (a volume
-// mount of it) that is true when the mount is at, above or inside a data
-// directory of the catalogue entry c.image is: a chain of conditionals in
-// catalogue order, by image repository (compose.Catalogue.MatchHow's
-// first match), then, for an image no entry names, by a path segment
-// equal to an entry's name; consecutive entries with the same data
-// directories share one regular expression. The mount path is compared
-// as an absolute path (the API server admits "data", which a runtime
-// that accepts it mounts from the container's root) with a trailing slash, "//" and "/./" folded; a path
+// dataExpr is the CEL expression of the variable "data": for each
+// container whose image is in the catalogue, for each data directory of
+// its entry, the names of the volumes it mounts at, above or inside that
+// directory. The entry is found by a chain of conditionals in catalogue
+// order, by image repository (compose.Catalogue.MatchHow's first match),
+// then, for an image no entry names, by a path segment equal to an
+// entry's name; consecutive entries with the same data directories share
+// one regular expression, and one expression of every image first lets a
+// container of no catalogued image cost one match (the API server's CEL
+// cost budget). The mount path is compared as an absolute path (the API
+// server admits "data", which a runtime that accepts it mounts from the
+// container's root) with a trailing slash, "//" and "/./" folded; a path
 // with a ".." component matches every directory.
 func dataExpr(cat *compose.Catalogue) string {
 	type arm struct {
@@ -330,8 +336,13 @@ func dataExpr(cat *compose.Catalogue) string {
 		}
 		chain = fmt.Sprintf("c.image.lowerAscii().matches(%s) ? [%s] : %s", celRaw(imageRegexp(strings.Join(arms[i].re, "|"))), strings.Join(dirs, ", "), chain)
 	}
+	var all []string
+	for _, a := range arms {
+		all = append(all, a.re...)
+	}
 	q := "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
-	return fmt.Sprintf("(%s).exists(d, d.startsWith(%s) || %s.startsWith(d) || %s.contains('/../'))", chain, q, q, q)
+	return fmt.Sprintf("variables.containers.filter(c, has(c.image) && has(c.volumeMounts) && c.image.lowerAscii().matches(%s)).map(c, (%s).map(d, c.volumeMounts.filter(m, d.startsWith(%s) || %s.startsWith(d) || %s.contains('/../')).map(m, m.name)))",
+		celRaw(imageRegexp(strings.Join(all, "|"))), chain, q, q, q)
 }
 
 // dirList is an entry's data directories, each with one trailing slash,
