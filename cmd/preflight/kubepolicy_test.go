@@ -100,7 +100,8 @@ spec:
 // claim):
 // the text names the live object, prints its kubectl patch and exits 3
 // (a ReadWriteMany claim makes the findings errors);
-// --format json is the report; an unreachable server is an error.
+// --format json is the report; a token without the ClusterRole is an
+// error with a hint naming it; an unreachable server is an error.
 func TestKubeAuditCommand(t *testing.T) {
 	c := kubetest.Start(t)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
@@ -120,6 +121,18 @@ func TestKubeAuditCommand(t *testing.T) {
 	out, _, _ = runMain(t, "kube", "audit", "--kubeconfig", kc, "-n", "vault", "--format", "json")
 	if !strings.Contains(out, `"id": "replicas-on-sqlite-claim"`) || !strings.Contains(out, `"file": "cluster"`) {
 		t.Errorf("preflight kube audit --format json: %s", out)
+	}
+	c.MustApply("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: nobody, namespace: vault}\n")
+	tok, err := c.Token("vault", "nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := c.WriteKubeconfig(nobody, tok); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runMain(t, "kube", "audit", "--kubeconfig", nobody); code != exitInternal || !strings.Contains(stderr, "HTTP 403") || !strings.Contains(stderr, "preflight: hint: the audit lists every kind it judges: bind the ClusterRole of examples/kubernetes/audit-rbac.yaml") {
+		t.Errorf("preflight kube audit without RBAC: exit %d, stderr %q; want 1, the refusal and the ClusterRole hint", code, stderr)
 	}
 	bad := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: x, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: x, user: x}}]\ncurrent-context: x\n"), 0o600); err != nil {
