@@ -85,6 +85,7 @@ spec:
 	if err == nil || !strings.Contains(out, "replicas-on-sqlite-claim: Deployment vaultwarden runs 2 pods at once and mounts volume data") {
 		t.Errorf("kubectl apply of two replicas in vault: %v: %s, want refused with replicas-on-sqlite-claim", err, out)
 	}
+	t.Logf("kubectl apply in vault:\n%s", out)
 	if out, err := kubectl(t, kc, good, "apply", "-n", "vault", "-f", "-"); err != nil {
 		t.Errorf("kubectl apply of one replica, Recreate: %v: %s, want created", err, out)
 	}
