@@ -16,7 +16,8 @@ import (
 
 // benchNamespace makes namespace ns: a claim, a Deployment of vaultwarden
 // on it (replicas 1, the default RollingUpdate), its ReplicaSet and pods
-// pods of that ReplicaSet on four nodes, each mounting the claim.
+// pods of that ReplicaSet on four nodes, each mounting the claim and
+// Running.
 func benchNamespace(b *testing.B, c *kubetest.Cluster, ns string, pods int) {
 	b.Helper()
 	const tmpl = `
@@ -77,6 +78,11 @@ spec:
 	}
 	if _, err := c.Create(m.String()); err != nil {
 		b.Fatal(err)
+	}
+	for i := range pods {
+		if err := c.PatchPodPhase(ns, fmt.Sprintf("vw-1-%d", i), "Running"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -100,8 +100,8 @@ type Workload struct {
 	// preflight.io/sqlite label.
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
-	// Running are the workload's pods that run now (phase Running or
-	// Pending with a node), from Options.Pods; nil for manifests.
+	// Running are the workload's pods that run now (phase Running), from
+	// Options.Pods; nil for manifests.
 	Running []Pod `json:"running,omitempty"`
 	// Object is the index of the workload's object in the input.
 	Object int `json:"-"`
@@ -287,8 +287,8 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 // addPods gives each workload its pods that run now.
 func (a *Analysis) addPods(pods []Pod) {
 	for _, p := range pods {
-		if p.Phase != "Running" && (p.Phase != "Pending" || p.Node == "") {
-			continue
+		if p.Phase != "Running" {
+			continue // Pending: not started, or held at Multi-Attach by a claim another node has
 		}
 		kind, name := p.OwnerKind, p.OwnerName
 		if kind == "" {
