@@ -3,7 +3,6 @@ package preflight_test
 import (
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -114,22 +113,7 @@ func BenchmarkKubeAudit(b *testing.B) {
 	close(work)
 	wg.Wait()
 	b.Logf("created %d namespaces of %d pods in %s", namespaces, perNS, time.Since(start).Round(time.Second))
-	stop := make(chan struct{})
-	peak := make(chan uint64)
-	go func() {
-		var top uint64
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				peak <- top
-				return
-			case <-time.After(20 * time.Millisecond):
-				runtime.ReadMemStats(&ms)
-				top = max(top, ms.HeapInuse)
-			}
-		}
-	}()
+	heap := kubetest.WatchHeap(20 * time.Millisecond)
 	b.ResetTimer()
 	for range b.N {
 		r, _, err := preflight.AuditKube(b.Context(), preflight.KubeAuditOptions{Cluster: kube.ClusterOptions{Kubeconfig: kc}})
@@ -150,6 +134,5 @@ func BenchmarkKubeAudit(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	close(stop)
-	b.ReportMetric(float64(<-peak)/(1<<20), "heap-MB")
+	b.ReportMetric(heap(), "heap-MB")
 }
