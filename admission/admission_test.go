@@ -12,6 +12,7 @@ import (
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/admission"
+	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/internal/kubetest"
 	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/rules"
@@ -257,7 +258,8 @@ func sleep() { time.Sleep(200 * time.Millisecond) }
 
 // TestPolicyWarn binds the policy with --action warn: the API server
 // admits a bad Deployment and sends the refusal as a Warning header;
-// --action audit admits it without one.
+// --action audit admits it without one; a policy with a user's catalogue
+// entry refuses that entry's image and the built-in ones.
 func TestPolicyWarn(t *testing.T) {
 	c := kubetest.Start(t)
 	for _, a := range []struct{ action, ns string }{{admission.ActionWarn, "warned"}, {admission.ActionAudit, "audited"}} {
@@ -289,6 +291,34 @@ func TestPolicyWarn(t *testing.T) {
 	status, _, w := request(t, c, http.MethodPost, "/apis/apps/v1/namespaces/audited/deployments?dryRun=All", []byte(bad))
 	if status != http.StatusCreated || len(w) != 0 {
 		t.Errorf("--action audit: HTTP %d with warnings %q, want 201 and none", status, w)
+	}
+
+	// A user's catalogue entry (--catalogue) is compiled in beside the
+	// built-in ones.
+	mine, err := compose.ParseCatalogue([]byte("apps:\n  - name: ledger\n    images: [acme/ledger]\n    data_dirs: [/var/lib/ledger]\n    source: https://example.com/ledger\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := admission.Policy(admission.Options{Name: "preflight-custom", Namespaces: []string{"custom"}, Catalogue: mine.Merge(compose.Builtin())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(y); err != nil {
+		t.Fatalf("create the policy with a user entry: %v", err)
+	}
+	c.MustApply("apiVersion: v1\nkind: Namespace\nmetadata: {name: custom}\n")
+	ledger := deployment("ledger", "", "  replicas: 2\n  strategy: {type: Recreate}", pod("registry.acme.example/acme/ledger:7", "/var/lib", claim, false))
+	for range 50 {
+		if status, _, _ = request(t, c, http.MethodPost, "/apis/apps/v1/namespaces/custom/deployments?dryRun=All", []byte(ledger)); status != http.StatusCreated {
+			break
+		}
+		sleep()
+	}
+	if status != http.StatusForbidden {
+		t.Errorf("a user entry's image with two replicas: HTTP %d, want 403", status)
+	}
+	if status, _, _ := request(t, c, http.MethodPost, "/apis/apps/v1/namespaces/custom/deployments?dryRun=All", []byte(deployment("vw", "", "  replicas: 2\n  strategy: {type: Recreate}", pod(vaultwarden, "/data", claim, false)))); status != http.StatusForbidden {
+		t.Errorf("a built-in entry's image beside a user entry: HTTP %d, want 403", status)
 	}
 }
 
