@@ -37,15 +37,21 @@ type KubeOptions struct {
 // daemonset-on-sqlite-claim, shared-sqlite-claim)
 // and returns the Report with Manifests set. It reads nothing but the objects.
 func CheckKube(opts KubeOptions) (*Report, error) {
+	return checkManifests(opts, nil, "manifest")
+}
+
+// checkManifests is CheckKube of the objects with the live pods, the
+// probe named probe.
+func checkManifests(opts KubeOptions, pods []manifest.Pod, probe string) (*Report, error) {
 	cat := compose.Builtin()
 	if opts.Catalogue != nil {
 		cat = opts.Catalogue.Merge(cat)
 	}
-	a, err := manifest.Analyze(opts.Objects, opts.Files, manifest.Options{Catalogue: cat, DataClaims: opts.DataClaims})
+	a, err := manifest.Analyze(opts.Objects, opts.Files, manifest.Options{Catalogue: cat, DataClaims: opts.DataClaims, Pods: pods})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrKubeInput, err)
 	}
-	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{"manifest": report.ProbeRan}, DataDirs: []DataDir{}, Manifests: a}
+	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{probe: report.ProbeRan}, DataDirs: []DataDir{}, Manifests: a}
 	r.Findings = judge(r, rules.Input{}, opts.Ignore)
 	r.Verdict = report.VerdictOf(r.Worst())
 	r.JournalMode, r.FSClass = rules.JournalMode(r)

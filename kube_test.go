@@ -3,6 +3,7 @@ package preflight_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,7 +180,7 @@ func TestKubeWriterPods(t *testing.T) {
 		mustApply(t, c, kubeNFSClaim("dep", "dep-pv", "data", "/export/dep", true))
 		objs := c.MustApply(`apiVersion: apps/v1
 kind: Deployment
-metadata: {name: web, namespace: dep}
+metadata: {name: web, namespace: dep, annotations: {kube-score/ignore: pod-networkpolicy}}
 spec:
   replicas: 2
   selector: {matchLabels: {app: web}}
@@ -209,15 +210,21 @@ spec:
 			"dep/web-5d8f-a", "dep/web-5d8f-b")
 		r := kubeCheck(t, c, dir, "dep/web-5d8f-a", c.AdminToken)
 		f := finding(r, "rolling-update-on-sqlite-claim")
-		if f == nil || !strings.Contains(f.Message, "Deployment dep/web") || !strings.Contains(strings.Join(f.Remedy, " "), `kubectl -n dep patch deployment web --type merge -p '{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}'`) {
+		if f == nil || !strings.Contains(f.Message, "Deployment dep/web") || !strings.Contains(strings.Join(f.Remedy, " "), `kubectl -n dep patch deployment web --type merge -p '{"metadata":{"annotations":{"kube-score/ignore":"pod-networkpolicy,deployment-strategy,deployment-replicas","polaris.fairwinds.com/deploymentMissingReplicas-exempt":"true"}},"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}'`) {
 			t.Fatalf("rolling-update-on-sqlite-claim = %+v, want Deployment dep/web with the Recreate patch (findings %s)", f, ids(r))
 		}
 		if !strings.Contains(strings.Join(f.Remedy, " "), "Eviction API") {
 			t.Errorf("remedy %q does not say Recreate leaves the Eviction API", f.Remedy)
 		}
 		rf := finding(r, "replicas-on-sqlite-claim")
-		if rf == nil || !strings.Contains(strings.Join(rf.Remedy, " "), "kubectl -n dep scale deployment web --replicas=1") {
-			t.Errorf("replicas-on-sqlite-claim = %+v, want kubectl scale deployment web --replicas=1", rf)
+		replicas := `{"metadata":{"annotations":{"kube-score/ignore":"pod-networkpolicy,deployment-strategy,deployment-replicas","polaris.fairwinds.com/deploymentMissingReplicas-exempt":"true"}},"spec":{"replicas":1}}`
+		if rf == nil || !strings.Contains(strings.Join(rf.Remedy, " "), "kubectl -n dep patch deployment web --type merge -p '"+replicas+"'") {
+			t.Fatalf("replicas-on-sqlite-claim = %+v, want the replicas: 1 patch with the linters' exemptions", rf)
+		}
+		// The patch as printed, as kubectl patch --type merge sends it.
+		resp, err := c.Send(http.MethodPatch, "/apis/apps/v1/namespaces/dep/deployments/web", "application/merge-patch+json", []byte(replicas))
+		if err != nil || resp.Status != http.StatusOK || !strings.Contains(string(resp.Body), `"kube-score/ignore":"pod-networkpolicy,deployment-strategy,deployment-replicas"`) || !strings.Contains(string(resp.Body), `"replicas":1,`) {
+			t.Errorf("the printed replicas patch on the API server: %v, %+v", err, resp)
 		}
 		lw := finding(r, "live-writer-pod")
 		if lw == nil || lw.Level != preflight.LevelInfo || !strings.Contains(lw.Message, "dep/web-5d8f-b (node node-a, ours, Running, Deployment web)") {

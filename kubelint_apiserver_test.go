@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -86,6 +85,9 @@ func TestKubePatchesOnAPIServer(t *testing.T) {
 				t.Errorf("%s: %s: HTTP %d: %s", kc.name, p.Command, status, body)
 				continue
 			}
+			if p.Kind == "Deployment" {
+				linterExempt(t, kc.name, p, created[p.Kind+"/"+p.Name], body)
+			}
 			again := replaceObject(t, objs, p, body, prefix)
 			r2 := checkKube(t, again, files, kc)
 			for _, f2 := range r2.Findings {
@@ -97,6 +99,45 @@ func TestKubePatchesOnAPIServer(t *testing.T) {
 	}
 	if checked < 6 {
 		t.Errorf("%d patches sent to the API server, want every patch of the cases (at least 6)", checked)
+	}
+}
+
+// linterExempt checks the annotations of a Deployment the API server
+// answered after a patch: kube-score skips deployment-strategy and
+// deployment-replicas (and every check the object skipped before), Polaris
+// exempts it from deploymentMissingReplicas, and kube-score/enable names
+// neither check.
+func linterExempt(t *testing.T, name string, p *preflight.KubePatch, before, after []byte) {
+	t.Helper()
+	var b, a struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(before, &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(after, &a); err != nil {
+		t.Fatal(err)
+	}
+	ann := a.Metadata.Annotations
+	ignore := strings.Split(ann["kube-score/ignore"], ",")
+	want := []string{"deployment-strategy", "deployment-replicas"}
+	if old := b.Metadata.Annotations["kube-score/ignore"]; old != "" {
+		want = append(strings.Split(old, ","), want...)
+	}
+	for _, c := range want {
+		if !slices.Contains(ignore, c) {
+			t.Errorf("%s: after %s the live %s has kube-score/ignore %q, want %s in it", name, p.Merge, p.Name, ann["kube-score/ignore"], c)
+		}
+	}
+	if v := ann["polaris.fairwinds.com/deploymentMissingReplicas-exempt"]; v != "true" {
+		t.Errorf("%s: after %s the live %s has polaris.fairwinds.com/deploymentMissingReplicas-exempt %q, want \"true\"", name, p.Merge, p.Name, v)
+	}
+	for _, c := range strings.Split(ann["kube-score/enable"], ",") {
+		if c == "deployment-strategy" || c == "deployment-replicas" {
+			t.Errorf("%s: after %s the live %s still enables kube-score's %s", name, p.Merge, p.Name, c)
+		}
 	}
 }
 
@@ -157,22 +198,11 @@ func createCase(t *testing.T, c *kubetest.Cluster, objs []manifest.Object, prefi
 // kubeRequest sends one request as admin and returns the status and body.
 func kubeRequest(t *testing.T, c *kubetest.Cluster, method, path, ctype string, body []byte) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, c.URL+path, bytes.NewReader(body))
+	r, err := c.Send(method, path, ctype, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", ctype)
-	req.Header.Set("Authorization", "Bearer "+c.AdminToken)
-	resp, err := c.HTTPClient().Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
+	return r.Status, r.Body
 }
 
 // replaceObject returns objs with the patched object replaced by the

@@ -52,6 +52,11 @@ var kubeCases = []kubeCase{
 		"error replicas-on-sqlite-claim jobs/job/importer",
 		"error rwx-on-network-class jobs/job/importer",
 	}, preflight.VerdictUnsafe},
+	{"kube-score and Polaris annotations that ask for replicas", []string{filepath.Join(kubeHand, "linter-annotations.yaml")}, nil, []string{
+		"warn rolling-update-on-sqlite-claim git/deployment/gitea",
+		"warn replicas-on-sqlite-claim git/deployment/gitea",
+		"warn linter-annotation-conflict git/deployment/gitea",
+	}, preflight.VerdictWarn},
 	{"job on a static NFS PV, claim not named", []string{filepath.Join(kubeHand, "static-nfs-pv.yaml")}, nil, nil, preflight.VerdictOK},
 	{"daemonset and deployment on one claim", []string{filepath.Join(kubeHand, "daemonset-shared.yaml")}, nil, []string{
 		"error daemonset-on-sqlite-claim daemonset/kuma-agent",

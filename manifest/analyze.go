@@ -23,7 +23,14 @@ type Options struct {
 	// as NAME (in any namespace) or NAMESPACE/NAME. A StatefulSet's
 	// volumeClaimTemplate is named by the template's name.
 	DataClaims []string
+	// Pods are the pods of the workloads as a live cluster runs them
+	// (preflight kube audit); none for manifests.
+	Pods []Pod
 }
+
+// Pod is a pod of a live cluster, where it runs and the workload that
+// owns it.
+type Pod = kubeapi.PodPlacement
 
 // Analysis is what Analyze found: every workload, every claim the
 // workloads mount or the input declares, and every workload volume that
@@ -41,6 +48,11 @@ type Analysis struct {
 	DuplicateKeys []DuplicateKey `json:"duplicate_keys,omitempty"`
 	objects       []Object
 }
+
+// SQLiteLabel is the label a user sets on a workload or a claim to say
+// that it holds SQLite data ("true"), whatever its image, or that a
+// workload does not ("false", which the catalogue's match yields to).
+const SQLiteLabel = "preflight.io/sqlite"
 
 // Workload kinds read from the input.
 const (
@@ -82,6 +94,15 @@ type Workload struct {
 	// Overlap is set for a CronJob whose runs may overlap:
 	// concurrencyPolicy Allow (the default when absent).
 	Overlap bool `json:"overlap,omitempty"`
+	// Annotations and Labels are the object's metadata.annotations and
+	// metadata.labels (nil when it has none): other linters' annotations
+	// (kube-score/ignore, polaris.fairwinds.com/...-exempt) and the
+	// preflight.io/sqlite label.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	// Running are the workload's pods that run now (phase Running), from
+	// Options.Pods; nil for manifests.
+	Running []Pod `json:"running,omitempty"`
 	// Object is the index of the workload's object in the input.
 	Object int `json:"-"`
 }
@@ -116,6 +137,8 @@ type Claim struct {
 	// what ("PersistentVolume nfs", "StorageClass standard").
 	Storage     kubeapi.Storage `json:"storage"`
 	StorageFrom string          `json:"storage_from"`
+	// Labels are the claim's metadata.labels (SQLiteLabel).
+	Labels map[string]string `json:"labels,omitempty"`
 	// Object is the index of the claim's object in the input (-1 when
 	// not in the input; a template's is its StatefulSet's).
 	Object int `json:"-"`
@@ -250,6 +273,7 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 		a.addMounts(st, w.index, w.spec, opts)
 	}
 	a.claimData()
+	a.addPods(opts.Pods)
 	for _, c := range opts.DataClaims {
 		used := false
 		for _, m := range a.Mounts {
@@ -260,6 +284,24 @@ func Analyze(objs []Object, files []string, opts Options) (*Analysis, error) {
 		}
 	}
 	return a, nil
+}
+
+// addPods gives each workload its pods that run now.
+func (a *Analysis) addPods(pods []Pod) {
+	for _, p := range pods {
+		if p.Phase != "Running" {
+			continue // Pending: not started, or held at Multi-Attach by a claim another node has
+		}
+		kind, name := p.OwnerKind, p.OwnerName
+		if kind == "" {
+			kind, name = KindPod, p.Name
+		}
+		for i := range a.Workloads {
+			if w := &a.Workloads[i]; w.Kind == kind && w.Name == name && w.Namespace == p.Namespace {
+				w.Running = append(w.Running, p)
+			}
+		}
+	}
 }
 
 // claimData marks as holding SQLite data every read-write mount of a
@@ -367,7 +409,9 @@ func (st *store) add(a *Analysis, i int) error {
 			return err
 		}
 		at := o.At
-		a.Claims = append(a.Claims, claimOf(pvc.Metadata.Name, o.Namespace, pvc.Spec, &at, "", i))
+		c := claimOf(pvc.Metadata.Name, o.Namespace, pvc.Spec, &at, "", i)
+		c.Labels = pvc.Metadata.Labels
+		a.Claims = append(a.Claims, c)
 	default:
 		return st.addWorkload(a, i)
 	}
@@ -441,9 +485,11 @@ func claimNamed(c *Claim, v string) bool {
 }
 
 // dataDirHeld reports whether a mount at p holds data directory dir:
-// the same path, a parent of it, or a directory inside it.
+// the same path, a parent of it, or a directory inside it; a relative p
+// ("data", which the API server admits) is read from the root, where a
+// runtime that accepts it mounts it.
 func dataDirHeld(p, dir string) bool {
-	p, dir = path.Clean(p), path.Clean(dir)
+	p, dir = path.Clean("/"+p), path.Clean(dir) // the API server admits a relative mountPath; a runtime that accepts it mounts it from the root
 	return p == dir || strings.HasPrefix(dir, strings.TrimSuffix(p, "/")+"/") || strings.HasPrefix(p, dir+"/")
 }
 

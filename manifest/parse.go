@@ -316,3 +316,16 @@ func objectKey(kind, name, ns string) string {
 	}
 	return k
 }
+
+// FromJSON makes the Object of one object's JSON (as an API server
+// returns it), at location at.
+func FromJSON(b []byte, at Location) (Object, error) {
+	var h header
+	if err := json.Unmarshal(b, &h); err != nil {
+		return Object{}, fmt.Errorf("decode an object: %w", err)
+	}
+	if h.Kind == "" {
+		return Object{}, errors.New("decode an object: no kind")
+	}
+	return Object{APIVersion: h.APIVersion, Kind: h.Kind, Name: h.Metadata.Name, Namespace: h.Metadata.Namespace, At: at, JSON: b}, nil
+}

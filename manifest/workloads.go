@@ -16,6 +16,15 @@ import (
 func (st *store) addWorkload(a *Analysis, i int) error {
 	o := &a.objects[i]
 	w := Workload{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, At: o.At, Replicas: 1, Object: i}
+	if kindOfWorkload(o.Kind) {
+		md, err := decode[struct {
+			Metadata kubeapi.ObjectMeta `json:"metadata"`
+		}](o)
+		if err != nil {
+			return err
+		}
+		w.Annotations, w.Labels = md.Metadata.Annotations, md.Metadata.Labels
+	}
 	var spec kubeapi.PodSpec
 	switch o.Kind {
 	case KindDeployment:
@@ -81,6 +90,15 @@ func (st *store) addWorkload(a *Analysis, i int) error {
 	a.Workloads = append(a.Workloads, w)
 	st.templates = append(st.templates, podTemplate{index: len(a.Workloads) - 1, spec: spec})
 	return nil
+}
+
+// kindOfWorkload reports whether kind is one addWorkload records.
+func kindOfWorkload(kind string) bool {
+	switch kind {
+	case KindDeployment, KindStatefulSet, KindDaemonSet, KindReplicaSet, KindJob, KindCronJob, KindPod:
+		return true
+	}
+	return false
 }
 
 // deployment sets a Deployment's replicas and update strategy.
@@ -164,6 +182,7 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 			m.Uses[i].ReadOnly = m.Uses[i].ReadOnly || m.ReadOnly
 		}
 		m.SQLite = m.App != ""
+		labelled(a, w, &m)
 		if m.Claim >= 0 {
 			for _, dc := range opts.DataClaims {
 				if claimNamed(&a.Claims[m.Claim], dc) && !m.SQLite {
@@ -175,6 +194,33 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 			}
 		}
 		a.Mounts = append(a.Mounts, m)
+	}
+}
+
+// labelled applies SQLiteLabel: "false" on the workload makes none of
+// its mounts SQLite data; "true" on the workload makes every read-write
+// mount of a claim, an nfs, csi or hostPath volume SQLite data, as "true"
+// on the mount's claim does.
+func labelled(a *Analysis, w *Workload, m *Mount) {
+	if w.Labels[SQLiteLabel] == "false" {
+		m.SQLite, m.App, m.Why = false, "", ""
+		return
+	}
+	if m.SQLite || m.ReadOnly {
+		return
+	}
+	why := ""
+	switch {
+	case m.Claim >= 0 && a.Claims[m.Claim].Labels[SQLiteLabel] == "true":
+		why = "claim " + a.Claims[m.Claim].Key() + " has the label " + SQLiteLabel + ": \"true\""
+	case w.Labels[SQLiteLabel] == "true" && (m.Claim >= 0 || slices.Contains([]string{"nfs", "csi", "hostPath"}, m.Source)):
+		why = w.Key() + " has the label " + SQLiteLabel + ": \"true\""
+	default:
+		return
+	}
+	m.SQLite, m.Why = true, why
+	for i := range m.Uses {
+		m.Uses[i].Data = true
 	}
 }
 

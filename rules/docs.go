@@ -86,7 +86,7 @@ var scopeCommands = map[Scope][]string{
 	ScopeDatabase: {"check", "run", "convert"},
 	ScopeReport:   {"check", "run", "convert"},
 	ScopeCompose:  {"compose"},
-	ScopeManifest: {"kube"},
+	ScopeManifest: {"kube", "kube audit"},
 	ScopeConvert:  {"convert", "run --on-unsafe convert"},
 }
 

@@ -271,6 +271,13 @@ const (
 	// RWXOnNetworkClass: kube: a claim that holds SQLite data asks for
 	// ReadWriteMany on a network filesystem.
 	RWXOnNetworkClass ID = "rwx-on-network-class"
+	// LivePodsOnSQLiteClaim: kube audit: pods of one workload run now on
+	// one claim that holds SQLite data, on different nodes.
+	LivePodsOnSQLiteClaim ID = "live-pods-on-sqlite-claim"
+	// LinterAnnotationConflict: kube: a Deployment on a shared volume that
+	// holds SQLite data carries kube-score or Polaris annotations that ask
+	// for RollingUpdate or more replicas.
+	LinterAnnotationConflict ID = "linter-annotation-conflict"
 	// DaemonsetOnSQLiteClaim: kube: a DaemonSet mounts a shared volume that
 	// holds SQLite data.
 	DaemonsetOnSQLiteClaim ID = "daemonset-on-sqlite-claim"

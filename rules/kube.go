@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/preflight-sqlite/preflight/internal/shell"
+	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/policy"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
@@ -66,7 +67,8 @@ var kubeRules = []rule{
 			o, _ := kubeOwnerClaim(s)
 			ns := s.r.Kube.Pod.Namespace
 			return []string{
-				fmt.Sprintf("Stop the old pod before the new one starts: kubectl -n %s patch deployment %s --type merge -p %s", shell.Quote(ns), shell.Quote(o.Name), shell.Quote(`{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}`)),
+				fmt.Sprintf("Stop the old pod before the new one starts: kubectl -n %s patch deployment %s --type merge -p %s", shell.Quote(ns), shell.Quote(o.Name),
+					shell.Quote(withLinterAnnotations(ownerWorkload(o), `{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}`))),
 				"Recreate does not stop the Eviction API: a node drain evicts the pod and the replacement can start while the old one is still terminating; add a PodDisruptionBudget with maxUnavailable: 0 for manual drains, or use a StatefulSet with a ReadWriteOncePod claim, whose controller starts the new pod only after the old one is gone.",
 			}
 		},
@@ -88,7 +90,7 @@ var kubeRules = []rule{
 			o, _ := kubeOwnerClaim(s)
 			ns := s.r.Kube.Pod.Namespace
 			return []string{
-				fmt.Sprintf("Run one replica: kubectl -n %s scale %s %s --replicas=1 (and set replicas: 1 in its manifest).", shell.Quote(ns), strings.ToLower(o.Kind), shell.Quote(o.Name)),
+				oneReplica(o, ns),
 				"SQLite takes one writing pod; scale out through the application, or a StatefulSet whose volumeClaimTemplates give each replica its own ReadWriteOncePod claim.",
 			}
 		},
@@ -242,4 +244,21 @@ func kubeReason(s subject) (string, bool) {
 		obj = "claim " + pp.Claim
 	}
 	return fmt.Sprintf("%s: %s, %s; the mount table says %s", obj, strings.TrimSpace(what), k, m.Reason), true
+}
+
+// ownerWorkload is our pod's owner as the workload linterAnnotations
+// judges.
+func ownerWorkload(o *kube.Owner) *manifest.Workload {
+	return &manifest.Workload{Kind: o.Kind, Name: o.Name, Annotations: o.Annotations}
+}
+
+// oneReplica is the command that scales our pod's owner to one replica: a
+// Deployment's merge patch with the annotations that keep kube-score and
+// Polaris from asking for more, else kubectl scale.
+func oneReplica(o *kube.Owner, ns string) string {
+	if o.Kind == manifest.KindDeployment {
+		return fmt.Sprintf("Run one replica: kubectl -n %s patch deployment %s --type merge -p %s (and set replicas: 1 in its manifest).", shell.Quote(ns), shell.Quote(o.Name),
+			shell.Quote(withLinterAnnotations(ownerWorkload(o), `{"spec":{"replicas":1}}`)))
+	}
+	return fmt.Sprintf("Run one replica: kubectl -n %s scale %s %s --replicas=1 (and set replicas: 1 in its manifest).", shell.Quote(ns), strings.ToLower(o.Kind), shell.Quote(o.Name))
 }

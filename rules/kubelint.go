@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -123,6 +124,60 @@ var manifestRules = []rule{
 		},
 	},
 	{
+		Rule: Rule{LivePodsOnSQLiteClaim, LevelError, "kube audit: pods of one workload run now on one claim that holds SQLite data, mounted read-write, on different nodes: two kernels write the database, whose locks never meet (warn when they run on one node: two writers, their locks shared)"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			c := kubeClaim(s)
+			if !kubeWriter(s) || c == nil || s.km.Source != "claim" {
+				return "", "", false
+			}
+			w := kubeWorkload(s)
+			var pods, nodes []string
+			for _, p := range w.Running {
+				if !slices.Contains(p.Claims, c.Name) {
+					continue
+				}
+				pods = append(pods, p.Name+" on "+cmp.Or(p.Node, "no node yet"))
+				if p.Node != "" && !slices.Contains(nodes, p.Node) {
+					nodes = append(nodes, p.Node)
+				}
+			}
+			if len(pods) < 2 {
+				return "", "", false
+			}
+			lvl := LevelWarn
+			if len(nodes) > 1 {
+				lvl = LevelError
+			}
+			return fmt.Sprintf("%d pods of %s run now and mount claim %s (%s; %s) read-write: %s; %d nodes, each a writer of the database",
+				len(pods), w.Key(), c.Key(), kubeClaimWhere(c), s.km.Why, strings.Join(pods, ", "), len(nodes)), lvl, true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Scale the workload to one pod now (kubectl scale --replicas=1, or the patches of the findings beside this one), then give the claim ReadWriteOncePod so that a second pod cannot mount it; check the database with preflight check --deep once one pod is left.",
+			}
+		},
+	},
+	{
+		Rule: Rule{LinterAnnotationConflict, LevelWarn, "kube: a Deployment that mounts a shared volume holding SQLite data carries annotations that ask kube-score or Polaris to hold it to RollingUpdate or more than one replica (kube-score/enable: deployment-strategy or deployment-replicas; polaris.fairwinds.com/deploymentMissingReplicas-exempt other than \"true\"): those linters then ask for, or Polaris's mutation makes, a second writer"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			w := kubeWorkload(s)
+			if !kubeWriter(s) || !kubeShared(s.km) || !kubeFirstOfWorkload(s) {
+				return "", "", false
+			}
+			conf := linterConflicts(w)
+			if len(conf) == 0 {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s mounts %s (%s) and carries %s: kube-score then wants RollingUpdate and 2 replicas, and Polaris's deploymentMissingReplicas 2 or more (its mutation sets 3), each one more writer of the database",
+				w.Key(), kubeVolumeWhat(s), s.km.Why, strings.Join(conf, " and ")), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Exempt the object from those checks instead (the patch below): kube-score/ignore: deployment-strategy,deployment-replicas and polaris.fairwinds.com/deploymentMissingReplicas-exempt: \"true\", without deployment-strategy or deployment-replicas in kube-score/enable.",
+			}
+		},
+	},
+	{
 		Rule: Rule{DaemonsetOnSQLiteClaim, LevelError, "kube: a DaemonSet (one pod on every node) mounts a shared volume that holds SQLite data: every node's pod writes the one database from its own kernel"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			w := kubeWorkload(s)
@@ -176,6 +231,9 @@ var kubePatches = map[ID]func(s subject) *report.KubePatch{
 		return workloadPatch(s, `{"spec":{"replicas":1}}`)
 	},
 	RWXOnNetworkClass: claimPatch,
+	LinterAnnotationConflict: func(s subject) *report.KubePatch {
+		return workloadPatch(s, `{}`)
+	},
 	CronjobOverlapOnSQLiteClaim: func(s subject) *report.KubePatch {
 		return workloadPatch(s, `{"spec":{"concurrencyPolicy":"Forbid"}}`)
 	},
@@ -320,6 +378,18 @@ func kubeFirstOfClaim(s subject) bool {
 	return false
 }
 
+// kubeFirstOfWorkload reports whether the subject is the first shared
+// writer mount of its workload: workload-wide findings are reported once.
+func kubeFirstOfWorkload(s subject) bool {
+	for i := range s.r.Manifests.Mounts {
+		m := &s.r.Manifests.Mounts[i]
+		if m.Workload == s.km.Workload && m.SQLite && !m.ReadOnly && kubeShared(m) {
+			return m == s.km
+		}
+	}
+	return false
+}
+
 // kubeIndex is the subject's index in r.Manifests.Mounts.
 func kubeIndex(s subject) int {
 	for i := range s.r.Manifests.Mounts {
@@ -365,9 +435,12 @@ func kubeOtherWriters(s subject) []string {
 }
 
 // workloadPatch is a merge patch of the subject's workload, which kubectl
-// patch applies to the live object.
+// patch applies to the live object, with the annotations that keep
+// kube-score and Polaris from asking for the change back
+// (withLinterAnnotations).
 func workloadPatch(s subject, patch string) *report.KubePatch {
 	w := kubeWorkload(s)
+	patch = withLinterAnnotations(w, patch)
 	cmd := fmt.Sprintf("kubectl patch %s %s", strings.ToLower(w.Kind), shell.Quote(w.Name))
 	if w.Namespace != "" {
 		cmd += " -n " + shell.Quote(w.Namespace)
@@ -431,4 +504,17 @@ func templatesPatch(o *manifest.Object, name, mode string) []byte {
 		return nil
 	}
 	return b
+}
+
+// ManifestRemedy is the remedy that the manifest rule id gives (for the
+// reference's example object: the kube rules' remedies name no object),
+// as preflight kube policy writes it into its refusals; nil when id is
+// not a manifest rule.
+func ManifestRemedy(id ID) []string {
+	for _, r := range manifestRules {
+		if r.ID == id {
+			return exampleRemedy(r)
+		}
+	}
+	return nil
 }

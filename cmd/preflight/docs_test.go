@@ -188,13 +188,18 @@ func cliPages(t *testing.T) map[string][]byte {
 	for _, fs := range global.flags {
 		envs[" "+fs.name] = fs.envs
 	}
-	for _, cm := range commands {
-		spec := &cmdSpec{}
-		readSpec(reflect.ValueOf(cm.make()), spec)
-		for _, fs := range spec.flags {
-			envs[cm.name+" "+fs.name] = fs.envs
+	var visit func(cms []command)
+	visit = func(cms []command) {
+		for _, cm := range cms {
+			spec := &cmdSpec{}
+			readSpec(reflect.ValueOf(cm.make()), spec)
+			for _, fs := range spec.flags {
+				envs[cm.name+" "+fs.name] = fs.envs
+			}
+			visit(cm.sub)
 		}
 	}
+	visit(commands)
 	root := newRoot(&Globals{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}, commands)
 	root.InitDefaultCompletionCmd()
 	root.DisableAutoGenTag = true

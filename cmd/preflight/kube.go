@@ -47,10 +47,20 @@ func loadManifests(ctx context.Context, files []string) ([]manifest.Object, []st
 	}
 }
 
+// needManifests is the error of kube and its subcommands in the image's
+// binary (-tags nocompose), which has neither the manifest reader nor the
+// catalogue; nil in the full build.
+func needManifests() error {
+	if manifest.Built {
+		return nil
+	}
+	return &exitError{code: exitInternal, err: manifest.ErrNotBuilt, hints: []string{"the image's binary leaves manifest reading and the catalogue out; build the full binary with scripts/build.sh (bin/preflight) and run it where the manifests are"}}
+}
+
 // Run reads the manifests, judges them and prints the report.
 func (c *KubeCmd) Run(g *Globals) error {
-	if !manifest.Built {
-		return &exitError{code: exitInternal, err: manifest.ErrNotBuilt, hints: []string{"the image's binary leaves manifest reading out; build the full binary with scripts/build.sh (bin/preflight) and run it where the manifests are"}}
+	if err := needManifests(); err != nil {
+		return err
 	}
 	objs, files, err := loadManifests(g.ctx, c.File)
 	if g.ctx.Err() != nil {
@@ -100,7 +110,11 @@ func renderKube(w io.Writer, r *preflight.Report, format string) error {
 	}
 	a := r.Manifests
 	var b strings.Builder
-	fmt.Fprintf(&b, "manifests: %s (%d objects, %d workloads)\n\n", strings.Join(a.Files, ", "), a.Objects, len(a.Workloads))
+	from := "manifests"
+	if _, ok := r.Probes[preflight.ProbeKubeAudit]; ok {
+		from = "cluster" // kube audit: Files is the API server
+	}
+	fmt.Fprintf(&b, "%s: %s (%d objects, %d workloads)\n\n", from, strings.Join(a.Files, ", "), a.Objects, len(a.Workloads))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKLOAD\tVOLUME\tSOURCE\tCLASS\tMODES\tPATHS\tRW\tDATA")
 	for _, m := range a.Mounts {

@@ -40,7 +40,7 @@ func TestKubeExitCodes(t *testing.T) {
 		out  string
 	}{
 		{[]string{"-f", filepath.Join(pub, "uptime-kuma-k8s")}, exitOK, "WARN rolling-update-on-sqlite-claim: admin-tools/deployment/uptime-kuma"},
-		{[]string{"-f", filepath.Join(pub, "uptime-kuma-k8s"), "--fail-on", "warn"}, exitWarn, "run: kubectl patch deployment uptime-kuma -n admin-tools --type merge -p '{\"spec\":{\"strategy\":{\"type\":\"Recreate\",\"rollingUpdate\":null}}}'"},
+		{[]string{"-f", filepath.Join(pub, "uptime-kuma-k8s"), "--fail-on", "warn"}, exitWarn, "run: kubectl patch deployment uptime-kuma -n admin-tools --type merge -p '{\"metadata\":{\"annotations\":{\"kube-score/ignore\":\"deployment-strategy,deployment-replicas\",\"polaris.fairwinds.com/deploymentMissingReplicas-exempt\":\"true\"}},\"spec\":{\"strategy\":{\"type\":\"Recreate\",\"rollingUpdate\":null}}}'"},
 		{[]string{"-f", filepath.Join(pub, "uptime-kuma-k8s"), "--fail-on", "warn", "--ignore", "rolling-update-on-sqlite-claim"}, exitOK, "INFO rolling-update-on-sqlite-claim (ignored)"},
 		{[]string{"-f", filepath.Join(pub, "uptime-kuma-example", "kubernetes-example.yaml"), "--fail-on", "warn"}, exitOK, "verdict: ok"},
 		{[]string{"-f", filepath.Join(hand, "rwx-nfs-class.yaml")}, exitUnsafe, "ERROR rwx-on-network-class: claim vault/vw-data"},

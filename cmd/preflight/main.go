@@ -58,32 +58,37 @@ func (g *Globals) given(name string) bool {
 	return fl != nil && fl.Changed
 }
 
-// command is one entry of the command tree: its name, its one-line help
-// and a new value of its flags.
+// command is one entry of the command tree: its name, its one-line help,
+// a new value of its flags, and its subcommands (kube policy, kube
+// audit).
 type command struct {
 	name, help string
 	make       func() runner
+	sub        []command
 }
 
 // commands is the command tree, in the order --help lists it.
 var commands = []command{
-	{"check", "Check data directories or database files: filesystem class, journal mode, findings.", func() runner { return &CheckCmd{} }},
-	{"mounts", "List every mount with its class, or the mount holding PATH.", func() runner { return &MountsCmd{} }},
+	{"check", "Check data directories or database files: filesystem class, journal mode, findings.", func() runner { return &CheckCmd{} }, nil},
+	{"mounts", "List every mount with its class, or the mount holding PATH.", func() runner { return &MountsCmd{} }, nil},
 	runCommand,
-	{"audit", "Audit every container of this Docker engine: each mount that holds SQLite data, its class, journal modes, other writers and Swarm services, with one verdict per container.", func() runner { return &AuditCmd{} }},
-	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }},
-	{"locks", "Answer \"database is locked\": who holds which of SQLite's locks on each database (PID, command, user, container), and with --watch for how long.", func() runner { return &LocksCmd{} }},
-	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }},
-	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }},
-	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }},
-	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }},
-	{"bundle", "Write a tar.gz for a bug report: version, engine, mount table, check --deep (JSON and text), each database's header and WAL summary, lock holders, compose labels; no row data (--redact: no host, user or outside paths).", func() runner { return &BundleCmd{} }},
-	{"explain", "Print what a finding ID means, its remedy and its page on the docs site.", func() runner { return &ExplainCmd{} }},
+	{"audit", "Audit every container of this Docker engine: each mount that holds SQLite data, its class, journal modes, other writers and Swarm services, with one verdict per container.", func() runner { return &AuditCmd{} }, nil},
+	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }, nil},
+	{"locks", "Answer \"database is locked\": who holds which of SQLite's locks on each database (PID, command, user, container), and with --watch for how long.", func() runner { return &LocksCmd{} }, nil},
+	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }, nil},
+	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }, nil},
+	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }, nil},
+	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }, []command{
+		{"policy", "Write a ValidatingAdmissionPolicy and its binding (YAML for kubectl apply -f -) with which the API server refuses a second writer of a SQLite volume: more than one replica, a surging RollingUpdate, a DaemonSet, an overlapping CronJob.", func() runner { return &KubePolicyCmd{} }, nil},
+		{"audit", "Read a live cluster's workloads, pods, claims, PersistentVolumes and StorageClasses through the API (GET and LIST only) and judge them as kube -f judges manifests, plus the pods of one workload running now on one claim.", func() runner { return &KubeAuditCmd{} }, nil},
+	}},
+	{"bundle", "Write a tar.gz for a bug report: version, engine, mount table, check --deep (JSON and text), each database's header and WAL summary, lock holders, compose labels; no row data (--redact: no host, user or outside paths).", func() runner { return &BundleCmd{} }, nil},
+	{"explain", "Print what a finding ID means, its remedy and its page on the docs site.", func() runner { return &ExplainCmd{} }, nil},
 }
 
 // runCommand is `run`: when it is the first argument the tree holds it
 // alone, so that the entrypoint does not build every command's flags.
-var runCommand = command{"run", "Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT).", func() runner { return &RunCmd{} }}
+var runCommand = command{"run", "Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT).", func() runner { return &RunCmd{} }, nil}
 
 // hidden reports whether command name is left out of --help: compose and
 // kube in a build without them (-tags nocompose). Running them still

@@ -71,6 +71,17 @@ func TestNoComposeBuild(t *testing.T) {
 		t.Errorf("kube in the nocompose build exited %d with %q, want %d and the reason", code, stderr.String(), exitInternal)
 	}
 
+	// Nor kube policy (no catalogue to compile in) or kube audit.
+	for _, args := range [][]string{{"kube", "policy"}, {"kube", "audit", "--kubeconfig", filepath.Join(dir, "none")}} {
+		stderr.Reset()
+		var stdout bytes.Buffer
+		cmd = exec.Command(lean, args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if code := exitOf(cmd.Run()); code != exitInternal || stdout.Len() > 0 || !strings.Contains(stderr.String(), "built without manifest support") {
+			t.Errorf("%s in the nocompose build exited %d with %q, stdout %d bytes; want %d, the reason and nothing written", args, code, stderr.String(), stdout.Len(), exitInternal)
+		}
+	}
+
 	// --help does not offer them.
 	help, err := exec.Command(lean, "--help").Output()
 	if err != nil {

@@ -64,6 +64,9 @@ func renderSARIF(w io.Writer, r *preflight.Report) error {
 	for _, f := range r.Findings {
 		loc := findingLocation(r, f)
 		uri, rel := sarifURI(loc.File, root)
+		if _, ok := r.Probes[preflight.ProbeKubeAudit]; ok {
+			uri, rel, loc.Line = auditURI(f), false, 0 // an object of the cluster, not a file
+		}
 		relative = relative || rel
 		al := sarif.NewArtifactLocation().WithUri(uri)
 		if rel {
@@ -203,6 +206,20 @@ func kubeLocation(a *manifest.Analysis, f preflight.Finding) compose.Location {
 		return compose.Location{File: a.Files[0]}
 	}
 	return compose.Location{File: "."}
+}
+
+// auditURI is where a kube audit finding points: the live object its
+// patch changes, else the object it is about, as k8s:NAMESPACE/KIND/NAME
+// (the finding's path form).
+func auditURI(f preflight.Finding) string {
+	key := f.Path
+	if p := f.Patch; p != nil {
+		key = strings.ToLower(p.Kind) + "/" + p.Name
+		if p.Namespace != "" {
+			key = p.Namespace + "/" + key
+		}
+	}
+	return (&url.URL{Scheme: "k8s", Opaque: key}).String()
 }
 
 // kubeAt is an object's location; an object read from stdin that helm

@@ -51,7 +51,8 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 		}
 		return fmt.Errorf(`expected one of "check", "mounts", "run", "writers", "convert", ...`)
 	}
-	for _, cm := range tree {
+	var add func(parent *cobra.Command, cm command)
+	add = func(parent *cobra.Command, cm command) {
 		model := cm.make()
 		spec := &cmdSpec{}
 		readSpec(reflect.ValueOf(model), spec)
@@ -91,7 +92,13 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 			return &ranError{model.Run(g)}
 		}
 		specs[c] = spec
-		root.AddCommand(c)
+		parent.AddCommand(c)
+		for _, sub := range cm.sub {
+			add(c, sub)
+		}
+	}
+	for _, cm := range tree {
+		add(root, cm)
 	}
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
 		writeHelp(c.OutOrStdout(), c, global, specs[c])
@@ -127,7 +134,7 @@ func writeHelp(w io.Writer, c *cobra.Command, global, spec *cmdSpec) {
 	if !c.HasParent() {
 		b.WriteString("Usage: preflight <command> [flags]\n\n" + description + "\n")
 	} else {
-		usage := "Usage: preflight " + c.Name()
+		usage := "Usage: " + c.CommandPath()
 		for _, a := range spec.args {
 			usage += " " + argUsage(a)
 		}
@@ -145,6 +152,15 @@ func writeHelp(w io.Writer, c *cobra.Command, global, spec *cmdSpec) {
 		rows = append(rows, flagRow(fs))
 	}
 	b.WriteString("\nFlags:\n" + table(rows))
+	if c.HasParent() && c.HasAvailableSubCommands() {
+		rows = nil
+		for _, sub := range c.Commands() {
+			if !sub.Hidden {
+				rows = append(rows, [2]string{sub.Name(), sub.Short})
+			}
+		}
+		b.WriteString("\nCommands:\n" + table(rows))
+	}
 	if !c.HasParent() {
 		rows = nil
 		for _, sub := range c.Commands() {

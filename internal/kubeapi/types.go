@@ -472,3 +472,20 @@ type JobTemplateSpec struct {
 	Metadata ObjectMeta `json:"metadata"`
 	Spec     JobSpec    `json:"spec"`
 }
+
+// PodPlacement is a pod of a live cluster (preflight kube audit): the
+// top-level workload that owns it (through a Deployment's ReplicaSet, a
+// CronJob's Job), where it runs and the claims it mounts.
+type PodPlacement struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// OwnerKind and OwnerName name the workload ("Deployment",
+	// "vaultwarden"); empty for a bare Pod.
+	OwnerKind string `json:"owner_kind,omitempty"`
+	OwnerName string `json:"owner_name,omitempty"`
+	// Node is spec.nodeName ("" until scheduled); Phase is status.phase.
+	Node  string `json:"node,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	// Claims are the PersistentVolumeClaims its volumes name.
+	Claims []string `json:"claims,omitempty"`
+}

@@ -131,3 +131,39 @@ func (c *Cluster) Token(ns, serviceAccount string) (string, error) {
 	}
 	return resp.Status.Token, nil
 }
+
+// Response is an answer Send read: its status, Warning headers (the
+// admission warnings kubectl prints as "Warning: ...") and body (at most
+// maxBody bytes).
+type Response struct {
+	Status   int
+	Warnings []string
+	Body     []byte
+}
+
+// Send sends one request as admin, with body of contentType (none when
+// body is nil), and returns the answer whatever its status; errors are
+// transport errors.
+func (c *Cluster) Send(method, path, contentType string, body []byte) (*Response, error) {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.AdminToken)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: read body: %w", method, path, err)
+	}
+	return &Response{Status: resp.StatusCode, Warnings: resp.Header.Values("Warning"), Body: b}, nil
+}

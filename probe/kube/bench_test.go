@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -46,22 +45,7 @@ func BenchmarkPodLookup(b *testing.B) {
 		populate(b, c, ns, n)
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
 			opts := kube.Options{Kubeconfig: kc, Pod: ns + "/pod-0", Timeout: 30 * time.Second}
-			stop := make(chan struct{})
-			peak := make(chan uint64)
-			go func() {
-				var top uint64
-				var ms runtime.MemStats
-				for {
-					select {
-					case <-stop:
-						peak <- top
-						return
-					case <-time.After(2 * time.Millisecond):
-						runtime.ReadMemStats(&ms)
-						top = max(top, ms.HeapInuse)
-					}
-				}
-			}()
+			heap := kubetest.WatchHeap(2 * time.Millisecond)
 			b.ResetTimer()
 			for range b.N {
 				res := kube.Probe(context.Background(), []string{"/data"}, opts)
@@ -70,8 +54,7 @@ func BenchmarkPodLookup(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			close(stop)
-			b.ReportMetric(float64(<-peak)/(1<<20), "heap-MB")
+			b.ReportMetric(heap(), "heap-MB")
 		})
 	}
 }

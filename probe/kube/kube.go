@@ -175,6 +175,9 @@ type Owner struct {
 	// Surges is true when an update starts the new pod before the old
 	// one stops (Deployment RollingUpdate with maxSurge above 0).
 	Surges bool `json:"surges"`
+	// Annotations are a Deployment's metadata.annotations (the patches
+	// preflight prints keep its kube-score/ignore checks).
+	Annotations map[string]string `json:"annotations,omitempty"`
 	// ClaimTemplates are a StatefulSet's volumeClaimTemplates names (each
 	// replica has its own claim from them).
 	ClaimTemplates []string `json:"claim_templates,omitempty"`

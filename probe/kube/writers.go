@@ -40,7 +40,7 @@ func (p *prober) ownerOf(ctx context.Context, pod *kubeapi.Pod) *Owner {
 			p.fail(err)
 			return o
 		}
-		o.Replicas = kubeapi.ReplicaCount(d.Spec.Replicas)
+		o.Replicas, o.Annotations = kubeapi.ReplicaCount(d.Spec.Replicas), d.Metadata.Annotations
 		o.Strategy, o.MaxSurge = d.Spec.Strategy.Type, "25%"
 		if o.Strategy == "" {
 			o.Strategy = kubeapi.StrategyRollingUpdate
