@@ -52,7 +52,7 @@ func (r *run) recover(opts Options) error {
 	if opts.SchemaFrom != "" {
 		from, err := schemaFrom(r.ctx, opts.SchemaFrom)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrBadInput, err)
+			return badInputf("%v", err)
 		}
 		for i := range from {
 			from[i].root = schemaRows[from[i].typ+"\x00"+from[i].name].root

@@ -22,6 +22,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preflight-sqlite/preflight"
+	"github.com/preflight-sqlite/preflight/report"
+
 	_ "github.com/glebarez/go-sqlite" // registers driver "sqlite" (modernc.org/sqlite)
 )
 
@@ -31,6 +34,17 @@ const Schema = "preflight-recover/v1"
 // ErrBadInput wraps what makes recovery impossible to start: no source, a
 // destination that exists, a source that is not a database.
 var ErrBadInput = errors.New("bad input")
+
+// badInput is an error that wraps ErrBadInput without saying so in its
+// text.
+type badInput struct{ msg string }
+
+func (e *badInput) Error() string        { return e.msg }
+func (e *badInput) Is(target error) bool { return target == ErrBadInput }
+
+func badInputf(format string, args ...any) error {
+	return &badInput{msg: fmt.Sprintf(format, args...)}
+}
 
 // Options configures Run.
 type Options struct {
@@ -42,6 +56,13 @@ type Options struct {
 	// empty), used when the source's sqlite_schema is damaged; the
 	// source's root pages are still used where its schema names them.
 	SchemaFrom string
+	// Guard is the check that looks for live writers of the source
+	// (preflight.Check's options; Paths is set to Source). Nil skips the
+	// guard: for a copy nothing else can have open.
+	Guard *preflight.Options
+	// AllowUnverified turns the refusal for a live-writer probe that
+	// could not run into a note. A writer that was seen still refuses.
+	AllowUnverified bool
 }
 
 // Table is what was recovered of one table.
@@ -93,6 +114,10 @@ type Result struct {
 	Created []string `json:"created"`
 	Failed  []string `json:"failed"`
 	Notes   []string `json:"notes"`
+	// Refusals are why recovery did not start (Run returned ErrRefused).
+	Refusals []Refusal `json:"refusals,omitempty"`
+	// Probes are the guard's live-writer probes and how each ran.
+	Probes map[string]report.ProbeStatus `json:"probes,omitempty"`
 	// IntegrityCheck is PRAGMA integrity_check's first line on the new
 	// file: "ok" when it passed.
 	IntegrityCheck string        `json:"integrity_check"`
@@ -118,27 +143,46 @@ func (r *Result) Loss() bool {
 // ErrBadInput for bad input, and any other error when the recovery could
 // not finish (the new file is then removed); the Result says what was
 // recovered. It never writes the source or anything beside it.
-func Run(ctx context.Context, opts Options) (*Result, error) {
+func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	start := time.Now()
 	if opts.Source == "" || opts.To == "" {
-		return nil, fmt.Errorf("%w: a source and a destination (--to) are needed", ErrBadInput)
+		return nil, badInputf("a source and a destination (--to) are needed")
 	}
 	to, err := filepath.Abs(opts.To)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		return nil, badInputf("%v", err)
 	}
 	if _, err := os.Lstat(to); err == nil {
-		return nil, fmt.Errorf("%w: %s exists: recover writes a new file only", ErrBadInput, opts.To)
+		return nil, badInputf("%s exists: recover writes a new file only", opts.To)
+	}
+	if _, err := os.Stat(opts.Source); err != nil {
+		return nil, badInputf("%v", err)
 	}
 	if same(opts.Source, to) {
-		return nil, fmt.Errorf("%w: --to names the source", ErrBadInput)
+		return nil, badInputf("--to names the source")
+	}
+	if opts.Guard != nil {
+		refusals, notes, probes, err := guard(ctx, opts, to)
+		if err != nil {
+			return nil, err
+		}
+		if len(refusals) > 0 {
+			return &Result{Schema: Schema, Source: opts.Source, To: opts.To, Tables: []Table{}, Created: []string{}, Failed: []string{},
+				Notes: notes, Refusals: refusals, Probes: probes}, ErrRefused
+		}
+		defer func(notes []string, probes map[string]report.ProbeStatus) {
+			if res != nil {
+				res.Notes = append(notes, res.Notes...)
+				res.Probes = probes
+			}
+		}(notes, probes)
 	}
 	src, err := openSource(opts.Source)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		return nil, badInputf("%v", err)
 	}
 	defer src.Close()
-	res := &Result{Schema: Schema, Source: opts.Source, To: opts.To, PageSize: src.pageSize, PageSizeGuessed: src.guessed,
+	res = &Result{Schema: Schema, Source: opts.Source, To: opts.To, PageSize: src.pageSize, PageSizeGuessed: src.guessed,
 		Pages: src.count, WALFrames: src.walFrames, Tables: []Table{}, Created: []string{}, Failed: []string{}, Notes: src.notes}
 	if fi, err := os.Stat(opts.Source + "-journal"); err == nil && fi.Size() > 0 {
 		res.Notes = append(res.Notes, "a -journal is beside the source: it was not applied (the pages are read as the main file and -wal hold them)")
@@ -189,7 +233,7 @@ func (r *run) create(to string) error {
 	}
 	f, err := createExcl(to, mode)
 	if err != nil {
-		return fmt.Errorf("%w: create %s: %v", ErrBadInput, to, err)
+		return badInputf("create %s: %v", to, err)
 	}
 	f.Close()
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(to)

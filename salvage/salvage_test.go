@@ -6,16 +6,21 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
+	"github.com/preflight-sqlite/preflight/probe/docker"
+	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/salvage"
 )
 
@@ -575,5 +580,41 @@ func TestRecoverBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "n.db")); err == nil {
 		t.Errorf("Run on a text file left n.db")
+	}
+}
+
+// TestRecoverGuard: a process with the source open refuses the recovery
+// (ErrRefused, reason writer), whatever --allow-unverified says; nothing
+// is written.
+func TestRecoverGuard(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app.db")
+	build(t, src, 7, "delete", nil)
+	w := startWriter(t, src)
+	w.Do(t, "BEGIN; SELECT count(*) FROM items; COMMIT")
+	before := fingerprint(t, dir)
+	to := filepath.Join(t.TempDir(), "new.db")
+	g := &preflight.Options{Writers: preflight.WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}, Kube: kube.Options{Mode: kube.ModeOff}}}
+	res, err := salvage.Run(context.Background(), salvage.Options{Source: src, To: to, Guard: g, AllowUnverified: true})
+	if !errors.Is(err, salvage.ErrRefused) {
+		t.Fatalf("Run with a writer = %v, want ErrRefused", err)
+	}
+	var reasons []string
+	for _, r := range res.Refusals {
+		reasons = append(reasons, r.Reason)
+	}
+	if !slices.Contains(reasons, "writer") {
+		t.Errorf("refusals %q, want writer", reasons)
+	}
+	if _, err := os.Stat(to); err == nil {
+		t.Errorf("refused, yet %s was created", to)
+	}
+	if fmt.Sprint(before) != fmt.Sprint(fingerprint(t, dir)) {
+		t.Errorf("the source's directory changed")
+	}
+	w.Stop()
+	res, err = salvage.Run(context.Background(), salvage.Options{Source: src, To: to, Guard: g, AllowUnverified: true})
+	if err != nil || res.Loss() {
+		t.Fatalf("Run with the writer gone = %v (loss %v), want a recovery", err, res != nil && res.Loss())
 	}
 }

@@ -11,11 +11,14 @@ import (
 // The one exit-code table. Keep it in step with description (main.go) and
 // the README.
 const (
-	exitOK         = 0
-	exitInternal   = 1
-	exitUsage      = 2
-	exitUnsafe     = 3
-	exitWarn       = 4
+	exitOK       = 0
+	exitInternal = 1
+	exitUsage    = 2
+	exitUnsafe   = 3
+	exitWarn     = 4
+	// exitLoss: recover wrote the new file, but rows are missing or
+	// stranded in lost_and_found.
+	exitLoss       = 5
 	exitCannotExec = 126
 	exitNotFound   = 127
 	// exitSignal plus the signal's number is the exit code of a command

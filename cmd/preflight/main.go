@@ -71,6 +71,7 @@ var commands = []command{
 	runCommand,
 	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }},
 	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }},
+	{"recover", "Salvage a damaged database into a new file (--to NEW): every row that can be read, rowids kept, from the pages themselves; the source is only read.", func() runner { return &RecoverCmd{} }},
 	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }},
 	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }},
 	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }},
@@ -105,6 +106,8 @@ Exit codes:
     3    unsafe: an error-level finding; convert: refused (a writer, an
          unverified probe, Litestream, WAL frames that would be lost)
     4    warnings only
+    5    recover: the new file was written with loss (rows missing, or
+         in lost_and_found)
     126  run: CMD is not executable
     127  run: CMD not found
     130  interrupted by SIGINT (128 + 2): what the command made is removed;

@@ -20,6 +20,7 @@ func TestLinuxOnly(t *testing.T) {
 		{"windows", "run", false, true},
 		{"windows", "convert", false, true},
 		{"windows", "migrate", false, true},
+		{"windows", "recover", false, true},
 		{"windows", "check", false, true},
 		{"windows", "mounts", false, true},
 		{"darwin", "check", false, true},
