@@ -446,7 +446,14 @@ func (r *run) insert(t *target, rw row) error {
 			}
 		}
 	} else {
-		if !t.noRowid {
+		if t.into == "sqlite_sequence" && len(vals) > 0 {
+			// The AUTOINCREMENT tables' inserts made their own entries,
+			// at most the original's: the original's win.
+			if err := r.exec("DELETE FROM sqlite_sequence WHERE name = ?", vals[0].V); err != nil {
+				return err
+			}
+		}
+		if !t.noRowid && t.into != "sqlite_sequence" {
 			cols, args = append(cols, "rowid"), append(args, rw.rowid)
 		}
 		for i, v := range vals {

@@ -29,6 +29,7 @@ type source struct {
 	frames    map[uint32]int64 // page -> offset of its last committed frame's data
 	enc       int              // text encoding, 1..3
 	freelist  uint32           // first freelist trunk page (header offset 32)
+	autoVac   bool             // largest root page (offset 52) set: pointer-map pages
 	notes     []string
 	guessed   bool // page size found from the b-tree pages
 	walFrames int  // committed frames laid over the file
@@ -74,6 +75,7 @@ func openSource(path string) (*source, error) {
 			s.pageSize = h.PageSize
 			s.usable = h.PageSize - int(h.ReservedBytes)
 			s.freelist = binary.BigEndian.Uint32(hdr[32:36])
+			s.autoVac = binary.BigEndian.Uint32(hdr[52:56]) != 0
 		}
 		if h.TextEncoding >= 1 && h.TextEncoding <= 3 {
 			s.enc = int(h.TextEncoding)

@@ -18,7 +18,15 @@ type walker struct {
 }
 
 func newWalker(ctx context.Context, src *source) *walker {
-	return &walker{ctx: ctx, src: src, seen: make([]bool, int(src.count)+1), buf: make([]byte, src.pageSize), obuf: make([]byte, src.pageSize)}
+	w := &walker{ctx: ctx, src: src, seen: make([]bool, int(src.count)+1), buf: make([]byte, src.pageSize), obuf: make([]byte, src.pageSize)}
+	if src.autoVac {
+		// Pointer-map pages (section 1.8): page 2 and every
+		// usable/5+1 pages after it. They hold no rows.
+		for pg := uint64(2); pg <= uint64(src.count); pg += uint64(src.usable/5 + 1) {
+			w.seen[pg] = true
+		}
+	}
+	return w
 }
 
 // row is one record read from a b-tree: the page it was on, its rowid
@@ -128,7 +136,7 @@ func (w *walker) cells(pg uint32, p *Page, st *treeStats, child func(Cell)) ([]r
 
 // payload assembles the payload of c: its local part and its overflow
 // chain (section 1.7), each overflow page read once (a page seen before,
-// missing, unreadable or all zeros breaks the chain). whole reports that
+// missing, unreadable or zeroed breaks the chain). whole reports that
 // all c.Size bytes were read.
 func (w *walker) payload(c Cell) (out []byte, whole bool) {
 	out = append(make([]byte, 0, min(c.Size, 1<<20)), c.Local...)
@@ -139,7 +147,14 @@ func (w *walker) payload(c Cell) (out []byte, whole bool) {
 			return out, false
 		}
 		w.seen[pg] = true
-		if err := w.src.page(pg, w.obuf); err != nil || allZero(w.obuf) {
+		if err := w.src.page(pg, w.obuf); err != nil {
+			return out, false
+		}
+		// A page of zeros (next pointer included) is a zeroed page, not
+		// content, unless the content before it is zeros too (a
+		// zeroblob): the last page of a chain zeroed would otherwise
+		// pass, its next pointer being 0 as it should.
+		if allZero(w.obuf) && (len(out) < 16 || !allZero(out[len(out)-16:])) {
 			return out, false
 		}
 		take := min(room, c.Size-uint64(len(out)))
