@@ -98,8 +98,12 @@ type Result struct {
 	PageSizeGuessed bool   `json:"page_size_guessed"`
 	Pages           uint32 `json:"pages"`
 	// WALFrames is the committed -wal frames laid over the file.
-	WALFrames int     `json:"wal_frames"`
-	Tables    []Table `json:"tables"`
+	WALFrames int `json:"wal_frames"`
+	// JournalPages is the original page images of a hot rollback journal
+	// laid over the file (a transaction interrupted mid-way, rolled back
+	// in what is read, never in the source).
+	JournalPages int     `json:"journal_pages"`
+	Tables       []Table `json:"tables"`
 	// LostAndFound is the rows written to the lost_and_found table
 	// (LostAndFoundTable); 0 when there is none.
 	LostAndFound      int64  `json:"lost_and_found_rows"`
@@ -183,10 +187,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 	defer src.Close()
 	res = &Result{Schema: Schema, Source: opts.Source, To: opts.To, PageSize: src.pageSize, PageSizeGuessed: src.guessed,
-		Pages: src.count, WALFrames: src.walFrames, Tables: []Table{}, Created: []string{}, Failed: []string{}, Notes: src.notes}
-	if fi, err := os.Stat(opts.Source + "-journal"); err == nil && fi.Size() > 0 {
-		res.Notes = append(res.Notes, "a -journal is beside the source: it was not applied (the pages are read as the main file and -wal hold them)")
-	}
+		Pages: src.count, WALFrames: src.walFrames, JournalPages: src.journalPages, Tables: []Table{}, Created: []string{}, Failed: []string{}, Notes: src.notes}
 	r := &run{ctx: ctx, src: src, w: newWalker(ctx, src), res: res, stmts: map[string]*sql.Stmt{}}
 	if err := r.create(to); err != nil {
 		return nil, err

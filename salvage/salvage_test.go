@@ -690,3 +690,54 @@ func TestRecoverSchemaVariety(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoverHotJournal: files copied in the middle of a transaction whose
+// cache spilled into the database file (a crash then) hold a hot
+// -journal; the recovery reads them as the rollback would leave them: the
+// rows before the transaction, none of its changes, and the source and
+// its -journal untouched.
+func TestRecoverHotJournal(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "live.db")
+	build(t, src, 8, "delete", nil)
+	want := snapshot(t, src)
+	db, err := sql.Open("sqlite", testdb.DSN(src, "_pragma=cache_size(2)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	cp := filepath.Join(t.TempDir(), "crashed.db")
+	for _, q := range []string{"BEGIN", "UPDATE big SET c = 'changed ' || c", "DELETE FROM items WHERE id % 2 = 0", "INSERT INTO kv VALUES ('zzz', 1, 'new')"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, suf := range []string{"", "-journal"} {
+		b, err := os.ReadFile(src + suf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cp+suf, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Exec("ROLLBACK")
+	if fi, err := os.Stat(cp + "-journal"); err != nil || fi.Size() < 10*pageSize {
+		t.Fatalf("the copy's -journal: %v (want the transaction's original pages)", err)
+	}
+	changed, _ := os.ReadFile(cp)
+	orig, _ := os.ReadFile(src)
+	if bytes.Equal(changed, orig) {
+		t.Fatalf("the cache did not spill: the copied database file is the original")
+	}
+	res, to := recoverInto(t, cp, salvage.Options{})
+	if res.JournalPages == 0 {
+		t.Errorf("JournalPages = 0, want the hot journal applied")
+	}
+	for name, c := range compare(t, to, want) {
+		if c.found != c.total || c.wrong != 0 {
+			t.Errorf("%s: %+v, want all %d rows as before the transaction", name, c, c.total)
+		}
+	}
+}

@@ -33,6 +33,13 @@ type source struct {
 	notes     []string
 	guessed   bool // page size found from the b-tree pages
 	walFrames int  // committed frames laid over the file
+	// A hot rollback journal: the file, each page's original image's
+	// offset in it, the database size before the transaction, and how
+	// many pages it restores.
+	journal      *os.File
+	jpages       map[uint32]int64
+	jInitial     uint32
+	journalPages int
 }
 
 // openSource opens path and its -wal (when it holds committed frames)
@@ -105,6 +112,8 @@ func openSource(path string) (*source, error) {
 			s.Close()
 			return nil, err
 		}
+	} else {
+		s.openJournal(path)
 	}
 	// The pages are those the file holds and those the -wal adds: a
 	// header that counts more (a truncated file) says so in a note, and
@@ -119,6 +128,9 @@ func openSource(path string) (*source, error) {
 		// The size the last commit frame records is the database's
 		// (SQLite's own rule), bounded by what the files can hold.
 		pages = min(int64(wr.DBSizePages), pages+int64(len(s.frames)))
+	}
+	if s.jpages != nil && s.jInitial > 0 {
+		pages = int64(s.jInitial) // a rollback truncates the database to its size before the transaction
 	}
 	if pages > 1<<31 {
 		pages = 1 << 31
@@ -172,12 +184,19 @@ func (s *source) Close() {
 	if s.log != nil {
 		s.log.Close()
 	}
+	if s.journal != nil {
+		s.journal.Close()
+	}
 }
 
 // page reads page pgno (1-based) into buf (s.pageSize bytes).
 func (s *source) page(pgno uint32, buf []byte) error {
 	if pgno == 0 || pgno > s.count {
 		return errMissing
+	}
+	if off, ok := s.jpages[pgno]; ok {
+		_, err := s.journal.ReadAt(buf, off)
+		return err
 	}
 	if off, ok := s.frames[pgno]; ok {
 		_, err := s.log.ReadAt(buf, off)
@@ -237,4 +256,68 @@ func plausible(data []byte, pgno uint32, usable int) bool {
 		hi = max(hi, c)
 	}
 	return hi >= usable/2
+}
+
+// openJournal lays a hot rollback journal's original page images over the
+// file, as the rollback SQLite's next writer makes would, without making
+// it (https://sqlite.org/fileformat2.html#the_rollback_journal): each
+// segment's records up to the first whose checksum fails (pager.c
+// pager_playback), the database then cut to its size before the
+// transaction. A journal that is not hot (a writer holds the RESERVED
+// lock, a zeroed or invalid header) is left alone, with a note.
+func (s *source) openJournal(path string) {
+	j, err := health.InspectJournal(path)
+	if err != nil || !j.Exists || j.SizeBytes == 0 {
+		return
+	}
+	if !j.Hot || !j.HeaderValid || int(j.Header.PageSize) != s.pageSize {
+		s.notes = append(s.notes, "the -journal is not a hot journal of this database: not applied")
+		return
+	}
+	f, err := rawfile.Open(path+"-journal", false)
+	if err != nil {
+		s.notes = append(s.notes, fmt.Sprintf("the hot -journal could not be read: %v", err))
+		return
+	}
+	s.journal, s.jpages, s.jInitial = f, map[uint32]int64{}, j.Header.InitialPages
+	h, off, ps := j.Header, int64(0), int64(s.pageSize)
+	rec := make([]byte, ps+8)
+	var hb [health.JournalHeaderSize]byte
+	for {
+		sector := int64(h.SectorSize)
+		at := off + sector
+		n := h.Records(j.SizeBytes - off)
+		for i := int64(0); i < n; i++ {
+			if _, err := f.ReadAt(rec, at); err != nil {
+				return
+			}
+			pg := binary.BigEndian.Uint32(rec)
+			sum := h.Nonce
+			for k := ps - 200; k > 0; k -= 200 {
+				sum += uint32(rec[4+k])
+			}
+			if sum != binary.BigEndian.Uint32(rec[4+ps:]) {
+				s.notes = append(s.notes, fmt.Sprintf("hot -journal: a record's checksum fails at byte %d: the records from there on are not applied, as SQLite would not", at))
+				return
+			}
+			if _, dup := s.jpages[pg]; !dup && pg != 0 {
+				s.jpages[pg] = at + 4
+				s.journalPages++
+			}
+			at += ps + 8
+		}
+		next := (at + sector - 1) / sector * sector
+		if n == 0 || next+health.JournalHeaderSize > j.SizeBytes {
+			break
+		}
+		if _, err := f.ReadAt(hb[:], next); err != nil {
+			break
+		}
+		nh, err := health.ParseJournalHeader(hb[:])
+		if err != nil || int(nh.PageSize) != s.pageSize {
+			break
+		}
+		h, off = nh, next
+	}
+	s.notes = append(s.notes, fmt.Sprintf("a hot -journal was applied to what is read (not to the source): %d original pages, the database cut to %d pages", s.journalPages, s.jInitial))
 }
