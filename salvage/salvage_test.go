@@ -289,87 +289,122 @@ func table(res *salvage.Result, name string) salvage.Table {
 	return salvage.Table{}
 }
 
-// corpus is the damage cases: each damages the original at path (built
-// from the same seed) and says what must come back.
+// corpusCase is a damage of the corpus: it damages the original at path
+// (built from seed 1) and says what must come back.
+type corpusCase struct {
+	name   string
+	damage func(t *testing.T, path string) // before recovery
+	// missing, per table, is how many original rows may be absent at
+	// most (-1: any number); a table not named must be complete.
+	missing map[string]int
+	loss    bool
+	lost    int // rows in lost_and_found, -1 any
+	check   func(t *testing.T, res *salvage.Result)
+}
+
+// corpus is the damage cases, small: TestRecoverCorpus asserts each, and
+// TestCompareDotRecover measures SQLite's .recover on the same files.
+var corpus = []corpusCase{
+	{
+		name: "several-zeroed-leaves",
+		damage: func(t *testing.T, p string) {
+			for _, pg := range pages(t, p, "big", "leaf")[10:14] {
+				zeroPage(t, p, pg)
+			}
+		},
+		missing: map[string]int{"big": 4 * 40}, loss: true,
+	},
+	{
+		name: "several-tables-damaged",
+		damage: func(t *testing.T, p string) {
+			zeroPage(t, p, pages(t, p, "items", "leaf")[5])
+			zeroPage(t, p, pages(t, p, "kv", "leaf")[3])
+			zeroPage(t, p, pages(t, p, "big", "internal")[0])
+		},
+		missing: map[string]int{"items": 60, "kv": 40}, loss: true,
+	},
+	{
+		name:   "fts5-index-damaged",
+		damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "docs_data", "leaf")[0]) },
+	},
+	{
+		name: "schema-page-zeroed",
+		damage: func(t *testing.T, p string) {
+			patch(t, p, 100, make([]byte, pageSize-100))
+		},
+		missing: map[string]int{"items": -1, "big": -1, "kv": -1, "docs": -1}, loss: true, lost: -1,
+	},
+	{name: "intact", damage: func(*testing.T, string) {}},
+	{
+		name:    "zeroed-table-leaf",
+		damage:  func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "items", "leaf")[3]) },
+		missing: map[string]int{"items": 60}, loss: true,
+	},
+	{
+		name:   "zeroed-root-of-large-table",
+		damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "big", "internal")[0]) },
+		loss:   true,
+		check: func(t *testing.T, res *salvage.Result) {
+			if tb := table(res, "big"); tb.Attributed != 3000 {
+				t.Errorf("big: %d rows attributed from orphan pages, want 3000", tb.Attributed)
+			}
+		},
+	},
+	{
+		name:   "zeroed-interior-of-large-table",
+		damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "big", "internal")[1]) },
+		loss:   true,
+	},
+	{
+		name:   "torn-page-1-header",
+		damage: func(t *testing.T, p string) { patch(t, p, 16, bytes.Repeat([]byte{0xa5}, 84)) },
+		check: func(t *testing.T, res *salvage.Result) {
+			if !res.PageSizeGuessed || res.PageSize != pageSize {
+				t.Errorf("page size %d (guessed %v), want %d guessed", res.PageSize, res.PageSizeGuessed, pageSize)
+			}
+		},
+	},
+	{
+		name: "truncated-by-a-tenth",
+		damage: func(t *testing.T, p string) {
+			fi, _ := os.Stat(p)
+			if err := os.Truncate(p, fi.Size()-fi.Size()/10/pageSize*pageSize); err != nil {
+				t.Fatal(err)
+			}
+		},
+		missing: map[string]int{"items": -1, "big": -1, "kv": -1, "docs": -1}, loss: true, lost: -1,
+	},
+	{
+		name: "zeroed-overflow-page",
+		damage: func(t *testing.T, p string) {
+			zeroPage(t, p, pages(t, p, "items", "overflow")[1])
+		},
+		missing: map[string]int{"items": 1}, loss: true, lost: 1,
+	},
+	{
+		name:   "index-only-damage",
+		damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "big_b", "leaf")[2]) },
+	},
+	{
+		name:    "without-rowid-leaf-zeroed",
+		damage:  func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "kv", "leaf")[1]) },
+		missing: map[string]int{"kv": 40}, loss: true,
+	},
+	{
+		name:   "without-rowid-root-zeroed",
+		damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "kv", "internal")[0]) },
+		loss:   true,
+		check: func(t *testing.T, res *salvage.Result) {
+			if tb := table(res, "kv"); tb.Attributed < 550 {
+				t.Errorf("kv: %d rows attributed, want nearly all 600 (interior cells were lost with the root)", tb.Attributed)
+			}
+		},
+		missing: map[string]int{"kv": 50},
+	},
+}
+
 func TestRecoverCorpus(t *testing.T) {
-	cases := []struct {
-		name   string
-		damage func(t *testing.T, path string) // before recovery
-		// missing, per table, is how many original rows may be absent at
-		// most (-1: any number); a table not named must be complete.
-		missing map[string]int
-		loss    bool
-		lost    int // rows in lost_and_found, -1 any
-		check   func(t *testing.T, res *salvage.Result)
-	}{
-		{name: "intact", damage: func(*testing.T, string) {}},
-		{
-			name:    "zeroed-table-leaf",
-			damage:  func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "items", "leaf")[3]) },
-			missing: map[string]int{"items": 60}, loss: true,
-		},
-		{
-			name:   "zeroed-root-of-large-table",
-			damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "big", "internal")[0]) },
-			loss:   true,
-			check: func(t *testing.T, res *salvage.Result) {
-				if tb := table(res, "big"); tb.Attributed != 3000 {
-					t.Errorf("big: %d rows attributed from orphan pages, want 3000", tb.Attributed)
-				}
-			},
-		},
-		{
-			name:   "zeroed-interior-of-large-table",
-			damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "big", "internal")[1]) },
-			loss:   true,
-		},
-		{
-			name:   "torn-page-1-header",
-			damage: func(t *testing.T, p string) { patch(t, p, 16, bytes.Repeat([]byte{0xa5}, 84)) },
-			check: func(t *testing.T, res *salvage.Result) {
-				if !res.PageSizeGuessed || res.PageSize != pageSize {
-					t.Errorf("page size %d (guessed %v), want %d guessed", res.PageSize, res.PageSizeGuessed, pageSize)
-				}
-			},
-		},
-		{
-			name: "truncated-by-a-tenth",
-			damage: func(t *testing.T, p string) {
-				fi, _ := os.Stat(p)
-				if err := os.Truncate(p, fi.Size()-fi.Size()/10/pageSize*pageSize); err != nil {
-					t.Fatal(err)
-				}
-			},
-			missing: map[string]int{"items": -1, "big": -1, "kv": -1, "docs": -1}, loss: true, lost: -1,
-		},
-		{
-			name: "zeroed-overflow-page",
-			damage: func(t *testing.T, p string) {
-				zeroPage(t, p, pages(t, p, "items", "overflow")[1])
-			},
-			missing: map[string]int{"items": 1}, loss: true, lost: 1,
-		},
-		{
-			name:   "index-only-damage",
-			damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "big_b", "leaf")[2]) },
-		},
-		{
-			name:    "without-rowid-leaf-zeroed",
-			damage:  func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "kv", "leaf")[1]) },
-			missing: map[string]int{"kv": 40}, loss: true,
-		},
-		{
-			name:   "without-rowid-root-zeroed",
-			damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "kv", "internal")[0]) },
-			loss:   true,
-			check: func(t *testing.T, res *salvage.Result) {
-				if tb := table(res, "kv"); tb.Attributed < 550 {
-					t.Errorf("kv: %d rows attributed, want nearly all 600 (interior cells were lost with the root)", tb.Attributed)
-				}
-			},
-			missing: map[string]int{"kv": 50},
-		},
-	}
+	cases := corpus
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "orig.db")
 	build(t, orig, 1, "delete", nil)
