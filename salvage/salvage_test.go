@@ -123,12 +123,22 @@ func snapshot(t testing.TB, path string) map[string]map[string]string {
 
 func readRows(t testing.TB, db *sql.DB, q string) map[string]string {
 	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil && strings.Contains(err.Error(), "no such table") {
-		return map[string]string{} // not recovered
-	}
+	out, err := tryRows(db, q)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
+// tryRows is readRows returning the error; a table that is not there
+// reads as empty.
+func tryRows(db *sql.DB, q string) (map[string]string, error) {
+	rows, err := db.Query(q)
+	if err != nil && strings.Contains(err.Error(), "no such table") {
+		return map[string]string{}, nil // not recovered
+	}
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
@@ -140,7 +150,7 @@ func readRows(t testing.TB, db *sql.DB, q string) map[string]string {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		var b strings.Builder
 		for _, v := range vals[1:] {
@@ -148,10 +158,7 @@ func readRows(t testing.TB, db *sql.DB, q string) map[string]string {
 		}
 		out[fmt.Sprint(vals[0])] = b.String()
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return out, rows.Err()
 }
 
 // tally compares the recovered file with the original rows: per table,
