@@ -783,3 +783,30 @@ func TestRecoverHotJournal(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoverDeadline: a context that ends stops the recovery, which
+// removes the new file (and its journal) and leaves the source alone.
+func TestRecoverDeadline(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app.db")
+	build(t, src, 9, "delete", nil)
+	before := fingerprint(t, dir)
+	out := t.TempDir()
+	to := filepath.Join(out, "new.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := salvage.Run(ctx, salvage.Options{Source: src, To: to})
+	if err == nil {
+		t.Skip("the recovery finished within 30 ms: nothing to interrupt")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run returned %s after its deadline", d)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("after %v, %s holds %v; want the new file removed", err, out, ents)
+	}
+	if fmt.Sprint(before) != fmt.Sprint(fingerprint(t, dir)) {
+		t.Errorf("the source's directory changed")
+	}
+}
