@@ -27,6 +27,25 @@ type target struct {
 	noRowid bool   // WITHOUT ROWID: an index b-tree; the record is the row
 	ftsCols []string
 	res     *Table
+	gaps    []gap // rowid ranges under the unreadable pages of its b-tree
+}
+
+// inGap reports whether every rowid of rows lies in one of t's gaps: the
+// page was reachable from t's b-tree through a page now unreadable.
+func (t *target) inGap(rows []row) bool {
+	if len(t.gaps) == 0 || t.noRowid {
+		return false
+	}
+	lo, hi := rows[0].rowid, rows[0].rowid
+	for _, r := range rows {
+		lo, hi = min(lo, r.rowid), max(hi, r.rowid)
+	}
+	for _, g := range t.gaps {
+		if g.lo < lo && hi <= g.hi {
+			return true
+		}
+	}
+	return false
 }
 
 func createExcl(path string, mode os.FileMode) (*os.File, error) {
@@ -77,6 +96,7 @@ func (r *run) recover(opts Options) error {
 		if err != nil {
 			return err
 		}
+		t.gaps = tst.gaps
 		if t.res != nil {
 			t.res.PagesUnreadable += tst.badPages
 			t.res.CellsUnreadable += tst.badCells
@@ -323,10 +343,12 @@ func (r *run) orphans(targets []*target) error {
 		if !ok || len(rows) == 0 {
 			continue
 		}
-		// The best fit has the most records of exactly its column count,
-		// then the most values whose column has a declared type (a
-		// typeless shadow table fits anything).
-		best, bestExact, bestTyped, tie := (*target)(nil), -1, -1, false
+		// The best fit is the table whose b-tree lost the page (its rowids
+		// lie under one of its unreadable pages); then the one with the
+		// most records of exactly its column count, then the most values
+		// whose column has a declared type (a typeless shadow table fits
+		// anything).
+		best, bestExact, bestTyped, bestGap, tie := (*target)(nil), -1, -1, false, false
 		for _, t := range targets {
 			if len(t.cols) == 0 || t.noRowid != (typ != typeTableLeaf) {
 				continue
@@ -349,10 +371,12 @@ func (r *run) orphans(targets []*target) error {
 			if !all {
 				continue
 			}
+			inGap := t.inGap(rows)
 			switch {
-			case exact > bestExact || exact == bestExact && typed > bestTyped:
-				best, bestExact, bestTyped, tie = t, exact, typed, false
-			case exact == bestExact && typed == bestTyped:
+			case inGap && !bestGap,
+				inGap == bestGap && (exact > bestExact || exact == bestExact && typed > bestTyped):
+				best, bestExact, bestTyped, bestGap, tie = t, exact, typed, inGap, false
+			case inGap == bestGap && exact == bestExact && typed == bestTyped:
 				tie = true
 			}
 		}

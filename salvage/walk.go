@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 )
 
 // walker reads b-trees of a source, visiting every page at most once over
@@ -45,10 +46,27 @@ type treeStats struct {
 	badPages   int // reached but unreadable, missing, or reached twice
 	badCells   int // cells that do not decode
 	badPageNos []uint32
+	gaps       []gap
 }
 
-// maxBadPageNos bounds the unreadable page numbers kept per tree.
-const maxBadPageNos = 32
+// maxBadPageNos bounds the unreadable page numbers kept per tree, and
+// maxGaps its rowid ranges under unreadable pages.
+const (
+	maxBadPageNos = 32
+	maxGaps       = 4096
+)
+
+// gap is the rowids a table b-tree's unreadable page held: lo < rowid <=
+// hi, as its parent's keys say (the whole range for the root).
+type gap struct{ lo, hi int64 }
+
+// lost records an unreadable page of the tree and the rowids below it.
+func (st *treeStats) lost(pg uint32, lo, hi int64) {
+	st.bad(pg)
+	if len(st.gaps) < maxGaps {
+		st.gaps = append(st.gaps, gap{lo, hi})
+	}
+}
 
 func (st *treeStats) bad(pg uint32) {
 	st.badPages++
@@ -62,13 +80,18 @@ func (st *treeStats) bad(pg uint32) {
 // whose cells carry keys: a WITHOUT ROWID table's rows). It stops with
 // ctx's error or fn's.
 func (w *walker) tree(root uint32, fn func(row) error) (treeStats, error) {
+	type item struct {
+		pg     uint32
+		lo, hi int64 // the rowids its parent gives it: lo < rowid <= hi
+	}
 	var st treeStats
-	stack := []uint32{root}
+	stack := []item{{root, math.MinInt64, math.MaxInt64}}
 	for len(stack) > 0 {
 		if err := w.ctx.Err(); err != nil {
 			return st, context.Cause(w.ctx)
 		}
-		pg := stack[len(stack)-1]
+		it := stack[len(stack)-1]
+		pg := it.pg
 		stack = stack[:len(stack)-1]
 		if pg == 0 || pg > w.src.count || w.seen[pg] {
 			st.bad(pg)
@@ -77,21 +100,29 @@ func (w *walker) tree(root uint32, fn func(row) error) (treeStats, error) {
 		w.seen[pg] = true
 		st.pages++
 		if err := w.src.page(pg, w.buf); err != nil {
-			st.bad(pg)
+			st.lost(pg, it.lo, it.hi)
 			continue
 		}
 		p, err := ParsePage(w.buf, pg, w.src.usable)
 		if err != nil {
-			st.bad(pg)
+			st.lost(pg, it.lo, it.hi)
 			continue
 		}
-		var kids []uint32
-		rows, err := w.cells(pg, p, &st, func(c Cell) { kids = append(kids, c.Child) })
+		var kids []item
+		lo := it.lo
+		rows, err := w.cells(pg, p, &st, func(c Cell) {
+			if p.Type == typeTableInterior {
+				kids = append(kids, item{c.Child, lo, c.Rowid})
+				lo = c.Rowid
+				return
+			}
+			kids = append(kids, item{c.Child, math.MinInt64, math.MaxInt64})
+		})
 		if err != nil {
 			return st, err
 		}
 		if p.Interior() {
-			kids = append(kids, p.Right)
+			kids = append(kids, item{p.Right, lo, it.hi})
 		}
 		for _, r := range rows {
 			if err := fn(r); err != nil {
