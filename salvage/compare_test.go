@@ -43,9 +43,12 @@ type measured struct {
 // case, the original rows found in their own table, the rows with content
 // no original row has, the rows in lost_and_found, integrity_check, time
 // and peak memory (both as child processes). It fails when recover finds
-// fewer original rows than .recover, or more wrong ones. Skipped without
-// the CLI.
+// fewer original rows than .recover, or more wrong ones. It runs when
+// PREFLIGHT_COMPARE_RECOVER=1 (scripts/bench-recover.sh sets it).
 func TestCompareDotRecover(t *testing.T) {
+	if os.Getenv("PREFLIGHT_COMPARE_RECOVER") != "1" {
+		t.Skip("the side-by-side comparison with .recover: PREFLIGHT_COMPARE_RECOVER=1 (scripts/bench-recover.sh)")
+	}
 	cli := os.Getenv("PREFLIGHT_SQLITE_CLI")
 	if cli == "" {
 		home, _ := os.UserHomeDir()
