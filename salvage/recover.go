@@ -116,6 +116,9 @@ func (r *run) recover(opts Options) error {
 	if err := r.orphans(targets); err != nil {
 		return err
 	}
+	if err := r.flush(); err != nil {
+		return err
+	}
 	if err := r.exec("COMMIT"); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -417,19 +420,19 @@ func (r *run) put(t *target, rw row, orphan bool) error {
 		reason = fmt.Sprintf("record has %d fields, the table %d columns", len(rw.vals), len(t.cols))
 	}
 	if reason == "" {
-		err := r.insert(t, rw)
-		if err == nil {
-			t.res.Rows++
-			if orphan {
-				t.res.Attributed++
-			}
-			return r.tick()
+		if err := r.queue(t, rw, orphan); err != nil {
+			return err
 		}
-		if r.ctx.Err() != nil {
-			return r.ctx.Err()
-		}
-		reason = "insert failed: " + err.Error()
+		return r.tick()
 	}
+	if err := r.strand(t, rw, orphan, reason); err != nil {
+		return err
+	}
+	return r.tick()
+}
+
+// strand writes rw, read for t (nil: no table), to lost_and_found.
+func (r *run) strand(t *target, rw row, orphan bool, reason string) error {
 	name := ""
 	if t != nil {
 		name = t.obj.name
@@ -437,10 +440,106 @@ func (r *run) put(t *target, rw row, orphan bool) error {
 			t.res.LostAndFound++
 		}
 	}
-	if err := r.lost(name, rw, reason); err != nil {
+	return r.lost(name, rw, reason)
+}
+
+// pending is rows of one table and one column list waiting to be
+// inserted with one statement: the driver prepares a statement at each
+// execution, so one INSERT of many rows costs one parse instead of many.
+type pending struct {
+	t       *target
+	key     string
+	head    string
+	rows    []row
+	orphans []bool
+	args    []any
+}
+
+// batchRows and batchArgs bound a pending insert (SQLite allows 32,766
+// parameters).
+const (
+	batchRows = 64
+	batchArgs = 30000
+)
+
+// queue adds rw to the pending insert of its table, flushing the one
+// pending before when the table or its column list differs, or when it is
+// full.
+func (r *run) queue(t *target, rw row, orphan bool) error {
+	cols, args := insertArgs(t, rw)
+	if t.into == "sqlite_sequence" {
+		if err := r.flush(); err != nil {
+			return err
+		}
+		return r.insertOne(t, rw, orphan, cols, args)
+	}
+	key := t.into + "\x00" + strings.Join(cols, ",")
+	if r.pend != nil && (r.pend.key != key || len(r.pend.args)+len(args) > batchArgs) {
+		if err := r.flush(); err != nil {
+			return err
+		}
+	}
+	if r.pend == nil {
+		r.pend = &pending{t: t, key: key, head: fmt.Sprintf("INSERT INTO main.%s(%s) VALUES", quote(t.into), strings.Join(cols, ","))}
+	}
+	p := r.pend
+	p.rows, p.orphans, p.args = append(p.rows, rw), append(p.orphans, orphan), append(p.args, args...)
+	if len(p.rows) >= batchRows {
+		return r.flush()
+	}
+	return nil
+}
+
+// flush inserts the pending rows with one statement; when it fails (a
+// constraint one row breaks), row by row, those that still fail going to
+// lost_and_found with the reason.
+func (r *run) flush() error {
+	p := r.pend
+	if p == nil {
+		return nil
+	}
+	r.pend = nil
+	n := len(p.args) / len(p.rows)
+	one := "(" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")"
+	q := p.head + strings.TrimSuffix(strings.Repeat(one+",", len(p.rows)), ",")
+	if _, err := r.conn.ExecContext(r.ctx, q, p.args...); err == nil {
+		for _, o := range p.orphans {
+			p.t.count(o)
+		}
+		return nil
+	}
+	if err := r.ctx.Err(); err != nil {
 		return err
 	}
-	return r.tick()
+	for i, rw := range p.rows {
+		cols, args := insertArgs(p.t, rw)
+		if err := r.insertOne(p.t, rw, p.orphans[i], cols, args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// count counts a row written into t's table.
+func (t *target) count(orphan bool) {
+	t.res.Rows++
+	if orphan {
+		t.res.Attributed++
+	}
+}
+
+// insertOne inserts one row; a failure other than ctx's sends it to
+// lost_and_found.
+func (r *run) insertOne(t *target, rw row, orphan bool, cols []string, args []any) error {
+	err := r.insert(t, rw, cols, args)
+	if err == nil {
+		t.count(orphan)
+		return nil
+	}
+	if r.ctx.Err() != nil {
+		return r.ctx.Err()
+	}
+	return r.strand(t, rw, orphan, "insert failed: "+err.Error())
 }
 
 // tick commits every 10,000 rows, so that the new file's journal and
@@ -451,17 +550,21 @@ func (r *run) tick() error {
 		return nil
 	}
 	r.batch = 0
+	if err := r.flush(); err != nil {
+		return err
+	}
 	if err := r.exec("COMMIT"); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return r.exec("BEGIN")
 }
 
-// insert writes rw into t's table with its rowid.
-func (r *run) insert(t *target, rw row) error {
+// insertArgs is the column list and values that write rw into t's
+// table with its rowid (the rowid alias and stored generated columns
+// left out; for a full-text content table, the full-text table's
+// columns).
+func insertArgs(t *target, rw row) (cols []string, args []any) {
 	vals := rw.vals
-	var cols []string
-	var args []any
 	if t.kind == kindContent {
 		cols, args = append(cols, "rowid"), append(args, rw.rowid)
 		for i, c := range t.ftsCols {
@@ -469,35 +572,31 @@ func (r *run) insert(t *target, rw row) error {
 				cols, args = append(cols, quote(c)), append(args, vals[i+1].V)
 			}
 		}
-	} else {
-		if t.into == "sqlite_sequence" && len(vals) > 0 {
-			// The AUTOINCREMENT tables' inserts made their own entries,
-			// at most the original's: the original's win.
-			if err := r.exec("DELETE FROM sqlite_sequence WHERE name = ?", vals[0].V); err != nil {
-				return err
-			}
-		}
-		if !t.noRowid && t.into != "sqlite_sequence" {
-			cols, args = append(cols, "rowid"), append(args, rw.rowid)
-		}
-		for i, v := range vals {
-			if i == t.alias || t.skip[i] {
-				continue
-			}
-			cols, args = append(cols, quote(t.cols[i])), append(args, v.V)
-		}
+		return cols, args
 	}
-	key := t.into + "\x00" + strings.Join(cols, ",")
-	st := r.stmts[key]
-	if st == nil {
-		q := fmt.Sprintf("INSERT INTO main.%s(%s) VALUES(%s)", quote(t.into), strings.Join(cols, ","), strings.TrimSuffix(strings.Repeat("?,", len(cols)), ","))
-		var err error
-		if st, err = r.conn.PrepareContext(r.ctx, q); err != nil {
+	if !t.noRowid && t.into != "sqlite_sequence" {
+		cols, args = append(cols, "rowid"), append(args, rw.rowid)
+	}
+	for i, v := range vals {
+		if i == t.alias || t.skip[i] {
+			continue
+		}
+		cols, args = append(cols, quote(t.cols[i])), append(args, v.V)
+	}
+	return cols, args
+}
+
+// insert writes one row into t's table.
+func (r *run) insert(t *target, rw row, cols []string, args []any) error {
+	if t.into == "sqlite_sequence" && len(rw.vals) > 0 {
+		// The AUTOINCREMENT tables' inserts made their own entries, at
+		// most the original's: the original's win.
+		if err := r.exec("DELETE FROM sqlite_sequence WHERE name = ?", rw.vals[0].V); err != nil {
 			return err
 		}
-		r.stmts[key] = st
 	}
-	_, err := st.ExecContext(r.ctx, args...)
+	q := fmt.Sprintf("INSERT INTO main.%s(%s) VALUES(%s)", quote(t.into), strings.Join(cols, ","), strings.TrimSuffix(strings.Repeat("?,", len(cols)), ","))
+	_, err := r.conn.ExecContext(r.ctx, q, args...)
 	return err
 }
 

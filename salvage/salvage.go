@@ -188,7 +188,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	defer src.Close()
 	res = &Result{Schema: Schema, Source: opts.Source, To: opts.To, PageSize: src.pageSize, PageSizeGuessed: src.guessed,
 		Pages: src.count, WALFrames: src.walFrames, JournalPages: src.journalPages, Tables: []Table{}, Created: []string{}, Failed: []string{}, Notes: src.notes}
-	r := &run{ctx: ctx, src: src, w: newWalker(ctx, src), res: res, stmts: map[string]*sql.Stmt{}}
+	r := &run{ctx: ctx, src: src, w: newWalker(ctx, src), res: res}
 	if err := r.create(to); err != nil {
 		return nil, err
 	}
@@ -220,8 +220,8 @@ type run struct {
 	res   *Result
 	db    *sql.DB
 	conn  *sql.Conn
-	stmts map[string]*sql.Stmt
 	batch int
+	pend  *pending
 	lf    *lostFound
 }
 
@@ -266,9 +266,6 @@ func (r *run) create(to string) error {
 }
 
 func (r *run) close() error {
-	for _, s := range r.stmts {
-		s.Close()
-	}
 	var err error
 	if r.conn != nil {
 		r.conn.Close()

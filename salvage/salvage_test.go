@@ -853,3 +853,28 @@ func TestRecoverTwinTables(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoverConstraintFails: rows a constraint of the new schema refuses
+// go to lost_and_found one by one, and the rest of their batch into the
+// table.
+func TestRecoverConstraintFails(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app.db")
+	db, _ := sql.Open("sqlite", testdb.DSN(src))
+	db.Exec("CREATE TABLE t(a INTEGER, b TEXT)")
+	db.Exec("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 1000) INSERT INTO t SELECT x, 'v' || x FROM c")
+	db.Close()
+	schema := filepath.Join(t.TempDir(), "schema.db")
+	db, _ = sql.Open("sqlite", testdb.DSN(schema))
+	db.Exec("CREATE TABLE t(a INTEGER CHECK (a % 10 <> 0), b TEXT)")
+	db.Close()
+	res, to := recoverInto(t, src, salvage.Options{SchemaFrom: schema})
+	n, _ := sql.Open("sqlite", testdb.DSN(to, "mode=ro"))
+	defer n.Close()
+	var rows, bad int
+	n.QueryRow("SELECT count(*) FROM t").Scan(&rows)
+	n.QueryRow("SELECT count(*) FROM lost_and_found WHERE source_table = 't' AND reason LIKE 'insert failed: %CHECK%'").Scan(&bad)
+	if rows != 900 || bad != 100 || res.LostAndFound != 100 || table(res, "t").LostAndFound != 100 {
+		t.Errorf("t: %d rows, %d in lost_and_found for the CHECK (result %d, table %d); want 900 and 100", rows, bad, res.LostAndFound, table(res, "t").LostAndFound)
+	}
+}
