@@ -878,3 +878,65 @@ func TestRecoverConstraintFails(t *testing.T) {
 		t.Errorf("t: %d rows, %d in lost_and_found for the CHECK (result %d, table %d); want 900 and 100", rows, bad, res.LostAndFound, table(res, "t").LostAndFound)
 	}
 }
+
+// TestRecoverReplace: --replace backs the source, its -wal and -shm up,
+// removes the -wal and -shm (they belong to the old file), renames NEW
+// over the source and verifies it; with rows lost it refuses
+// (ErrStranded) unless AcceptLoss, and the source stays as it was.
+func TestRecoverReplace(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(t.TempDir(), "live.db")
+	db := build(t, live, 10, "wal", func(db *sql.DB) {
+		db.Exec("INSERT INTO big(a, b, c) VALUES (1, 'only in the wal', '')")
+	})
+	want := snapshot(t, live)
+	src := filepath.Join(dir, "app.db")
+	for _, suf := range []string{"", "-wal"} {
+		b, _ := os.ReadFile(live + suf)
+		os.WriteFile(src+suf, b, 0o644)
+	}
+	db.Close()
+	walBytes, _ := os.ReadFile(src + "-wal")
+	opts := salvage.Options{Source: src, To: src + ".recovered"}
+	ctx := context.Background()
+	res, err := salvage.Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := salvage.Replace(ctx, opts, salvage.ReplaceOptions{}, res)
+	if err != nil || rep.IntegrityCheck != "ok" || !rep.RowsMatch {
+		t.Fatalf("Replace = %+v, %v; want verified", rep, err)
+	}
+	for _, suf := range []string{"-wal", "-shm", ".recovered"} {
+		if _, err := os.Lstat(src + suf); err == nil {
+			t.Errorf("%s%s is still there after the replacement", src, suf)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(rep.Backup.Dir, "app.db-wal")); err != nil || !bytes.Equal(b, walBytes) {
+		t.Errorf("the backup's -wal: %v (equal %v), want the original's", err, bytes.Equal(b, walBytes))
+	}
+	for name, c := range compare(t, src, want) {
+		if c.found != c.total || c.wrong != 0 {
+			t.Errorf("%s after the replacement: %+v", name, c)
+		}
+	}
+
+	// A lossy recovery is not put in place without AcceptLoss.
+	zeroPage(t, src, pages(t, src, "items", "leaf")[2])
+	before, _ := os.ReadFile(src)
+	opts.To = src + ".again"
+	res, err = salvage.Run(ctx, opts)
+	if err != nil || !res.Loss() {
+		t.Fatalf("Run on a zeroed leaf = %v, loss %v", err, res != nil && res.Loss())
+	}
+	if _, err := salvage.Replace(ctx, opts, salvage.ReplaceOptions{}, res); !errors.Is(err, salvage.ErrStranded) {
+		t.Errorf("Replace with rows lost = %v, want ErrStranded", err)
+	}
+	if after, _ := os.ReadFile(src); !bytes.Equal(before, after) {
+		t.Errorf("the source changed although the replacement was refused")
+	}
+	rep, err = salvage.Replace(ctx, opts, salvage.ReplaceOptions{AcceptLoss: true, Now: func() time.Time { return time.Now().Add(time.Hour) }}, res)
+	if err != nil || rep.IntegrityCheck != "ok" || !rep.RowsMatch {
+		t.Errorf("Replace with AcceptLoss = %+v, %v", rep, err)
+	}
+}

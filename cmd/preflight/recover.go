@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/preflight-sqlite/preflight/salvage"
@@ -15,7 +16,9 @@ import (
 type RecoverCmd struct {
 	Source string `arg:"" name:"src" help:"The damaged database (read only: its -wal's committed frames are read too; nothing is written beside it)."`
 	CheckFlags
-	To              string `name:"to" placeholder:"NEW" required:"" help:"The new database to write; it must not exist."`
+	To              string `name:"to" placeholder:"NEW" help:"The new database to write; it must not exist (with --replace, default SRC.recovered)."`
+	Replace         bool   `name:"replace" help:"Once recovered, put NEW in SRC's place: SRC, -wal and -shm backed up first (kept, as convert does), the guard run again, the result verified. Never when rows are missing or in lost_and_found, unless --accept-loss."`
+	AcceptLoss      bool   `name:"accept-loss" help:"With --replace: replace even when rows are missing or in lost_and_found (the backup keeps the original)."`
 	SchemaFrom      string `name:"schema-from" placeholder:"FILE" help:"Take the tables, indexes, views and triggers from FILE (a database the application creates empty) when SRC's schema is damaged."`
 	AllowUnverified bool   `name:"allow-unverified" help:"Recover even when a live-writer probe could not run (no Docker API access). A writer that was seen is never overridden."`
 	Format          string `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight-recover/v1)."`
@@ -33,11 +36,24 @@ func (c *RecoverCmd) Run(g *Globals) error {
 	if g.Mountinfo != "" {
 		return usageError(errors.New("recover works on this machine's files: --mountinfo cannot be used"))
 	}
+	if c.AcceptLoss && !c.Replace {
+		return usageError(errors.New("--accept-loss needs --replace"))
+	}
+	if c.To == "" && !c.Replace {
+		return usageError(errors.New("recover needs --to NEW (or --replace)"))
+	}
+	if c.To == "" {
+		c.To = c.Source + ".recovered"
+	}
+	if c.Replace && filepath.Dir(c.To) != filepath.Dir(c.Source) {
+		return usageError(fmt.Errorf("--replace needs --to in %s, the source's directory: the swap is a rename", filepath.Dir(c.Source)))
+	}
 	copts, err := c.options(g, []string{c.Source})
 	if err != nil {
 		return err
 	}
-	res, err := salvage.Run(g.ctx, salvage.Options{Source: c.Source, To: c.To, SchemaFrom: c.SchemaFrom, Guard: &copts, AllowUnverified: c.AllowUnverified})
+	opts := salvage.Options{Source: c.Source, To: c.To, SchemaFrom: c.SchemaFrom, Guard: &copts, AllowUnverified: c.AllowUnverified}
+	res, err := salvage.Run(g.ctx, opts)
 	switch {
 	case errors.Is(err, salvage.ErrBadInput):
 		return usageError(err)
@@ -47,14 +63,34 @@ func (c *RecoverCmd) Run(g *Globals) error {
 	case err != nil:
 		return fmt.Errorf("recover: %w; %s was removed, %s is untouched", err, c.To, c.Source)
 	}
+	var rep *salvage.Replacement
+	var repErr error
+	if c.Replace && err == nil && res.IntegrityCheck == "ok" {
+		rep, repErr = salvage.Replace(g.ctx, opts, salvage.ReplaceOptions{AcceptLoss: c.AcceptLoss}, res)
+	}
+	out := struct {
+		*salvage.Result
+		Replaced *salvage.Replacement `json:"replaced,omitempty"`
+	}{res, rep}
 	if c.Format == "json" {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := enc.Encode(out); err != nil {
 			return err
 		}
-	} else if err := renderRecover(g.stdout, res); err != nil {
+	} else if err := renderRecover(g.stdout, res, rep); err != nil {
 		return err
+	}
+	switch {
+	case errors.Is(repErr, salvage.ErrStranded):
+		return &exitError{code: exitLoss, err: fmt.Errorf("recover: not replaced: %v; %s is as it was, %s beside it", repErr, c.Source, c.To),
+			hints: []string{"check " + c.To + " yourself, then run again with --accept-loss to put it in place (the original is backed up first)"}}
+	case errors.Is(repErr, salvage.ErrRefused):
+		return &exitError{code: exitUnsafe, err: fmt.Errorf("recover: not replaced: the guard refused (see above); %s is as it was, %s beside it", c.Source, c.To)}
+	case repErr != nil:
+		return fmt.Errorf("recover: --replace: %w", repErr)
+	case rep != nil && (rep.IntegrityCheck != "ok" || !rep.RowsMatch):
+		return &exitError{code: exitInternal, err: fmt.Errorf("recover: replaced, but the verification found integrity_check %q, rows match %v; the original is in %s", rep.IntegrityCheck, rep.RowsMatch, rep.Backup.Dir)}
 	}
 	switch {
 	case len(res.Refusals) > 0:
@@ -68,7 +104,7 @@ func (c *RecoverCmd) Run(g *Globals) error {
 }
 
 // renderRecover writes the text result.
-func renderRecover(w io.Writer, r *salvage.Result) error {
+func renderRecover(w io.Writer, r *salvage.Result, rep *salvage.Replacement) error {
 	var b strings.Builder
 	if len(r.Refusals) > 0 {
 		fmt.Fprintf(&b, "%s: refused, nothing read or written\n", oneLine(r.Source))
@@ -132,6 +168,10 @@ func renderRecover(w io.Writer, r *salvage.Result) error {
 		fmt.Fprintf(&b, "  note: %s\n", oneLine(n))
 	}
 	fmt.Fprintf(&b, "  integrity_check: %s\n", oneLine(r.IntegrityCheck))
+	if rep != nil {
+		fmt.Fprintf(&b, "  replaced: %s is now the recovered file; the original, -wal and -shm in %s; verified: integrity_check %s, row counts match %v\n",
+			oneLine(r.Source), oneLine(rep.Backup.Dir), oneLine(rep.IntegrityCheck), rep.RowsMatch)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
