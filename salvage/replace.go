@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/preflight-sqlite/preflight/convert"
@@ -113,8 +112,7 @@ func Replace(ctx context.Context, opts Options, ro ReplaceOptions, res *Result) 
 // verify opens path read-only and returns its integrity_check and whether
 // each table holds as many rows as tables says.
 func verify(ctx context.Context, path string, tables []Table) (string, bool, error) {
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	db, err := sql.Open("sqlite", "file:"+esc+"?mode=ro")
+	db, err := sql.Open("sqlite", fileURI(path, "mode=ro"))
 	if err != nil {
 		return "", false, err
 	}

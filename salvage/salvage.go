@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/preflight-sqlite/preflight"
@@ -237,8 +236,7 @@ func (r *run) create(to string) error {
 		return badInputf("create %s: %v", to, err)
 	}
 	f.Close()
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(to)
-	db, err := sql.Open("sqlite", "file:"+esc+"?mode=rw")
+	db, err := sql.Open("sqlite", fileURI(to, "mode=rw"))
 	if err == nil {
 		db.SetMaxOpenConns(1)
 		r.conn, err = db.Conn(r.ctx)

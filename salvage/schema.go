@@ -43,8 +43,7 @@ func schemaObject(vals []Value) (object, bool) {
 // application creates empty), read-only and immutable: SQLite makes no
 // journal, -wal or -shm for it.
 func schemaFrom(ctx context.Context, path string) ([]object, error) {
-	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	db, err := sql.Open("sqlite", "file:"+esc+"?mode=ro&immutable=1")
+	db, err := sql.Open("sqlite", fileURI(path, "mode=ro&immutable=1"))
 	if err != nil {
 		return nil, fmt.Errorf("open --schema-from %s: %w", path, err)
 	}
@@ -139,3 +138,9 @@ func module(sqlText string) string {
 
 // quote quotes an SQL identifier.
 func quote(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+
+// fileURI is the driver's file: URI for path (?, # and % escaped, which
+// it would otherwise take for the query) with the query.
+func fileURI(path, query string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + query
+}
