@@ -90,6 +90,12 @@ func (r *run) recover(opts Options) error {
 	}
 	for _, t := range targets {
 		if t.obj.root == 0 {
+			if t.res != nil && t.obj.name != "sqlite_schema" {
+				// Its b-tree cannot be walked: what comes back comes
+				// from pages by shape, and nothing says it is all.
+				t.res.PagesUnreadable++
+				r.res.Notes = append(r.res.Notes, fmt.Sprintf("table %s: no root page in the source's schema: its rows come only from pages attributed by shape", t.obj.name))
+			}
 			continue
 		}
 		tst, err := r.w.tree(t.obj.root, func(rw row) error { return r.put(t, rw, false) })
@@ -193,6 +199,8 @@ func (r *run) createTables(objs []object) []*target {
 		case isShadow:
 			t = &target{obj: o, kind: kindDiscard, alias: -1}
 			r.columns(t, o.name, true)
+		case virtual[o.name] != "":
+			continue // filled through its content table
 		case created(o.name):
 			t = &target{obj: o, kind: kindTable, into: o.name, res: byName[o.name], alias: -1}
 			r.columns(t, o.name, false)
