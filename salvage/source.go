@@ -47,7 +47,7 @@ type source struct {
 func openSource(path string) (*source, error) {
 	f, err := rawfile.Open(path, false)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err // an *fs.PathError: it names the path
 	}
 	s := &source{main: f, enc: 1}
 	fi, err := f.Stat()
