@@ -110,7 +110,7 @@ func (w *walker) tree(root uint32, fn func(row) error) (treeStats, error) {
 		}
 		var kids []item
 		lo := it.lo
-		rows, err := w.cells(pg, p, &st, func(c Cell) {
+		rows, err := w.cells(pg, p, &st, true, func(c Cell) {
 			if p.Type == typeTableInterior {
 				kids = append(kids, item{c.Child, lo, c.Rowid})
 				lo = c.Rowid
@@ -140,7 +140,9 @@ func (w *walker) tree(root uint32, fn func(row) error) (treeStats, error) {
 // cells decodes the cells of page p (in w.buf), calling child for each
 // interior cell and returning the records. The records are copied out of
 // w.buf, so the buffer can be reused.
-func (w *walker) cells(pg uint32, p *Page, st *treeStats, child func(Cell)) ([]row, error) {
+// With lenient set (a page a b-tree reaches, not an orphan whose table is
+// guessed from its records) a payload longer than its record is taken.
+func (w *walker) cells(pg uint32, p *Page, st *treeStats, lenient bool, child func(Cell)) ([]row, error) {
 	var rows []row
 	for _, off := range p.Cells {
 		c, err := ParseCell(w.buf, off, p.Type, w.src.usable)
@@ -156,6 +158,14 @@ func (w *walker) cells(pg uint32, p *Page, st *treeStats, child func(Cell)) ([]r
 		}
 		payload, whole := w.payload(c)
 		vals, complete, err := DecodeRecord(payload, whole, w.src.enc)
+		if err != nil && whole && lenient {
+			// A payload longer than its record (a damaged size varint:
+			// the record's own header still adds up) is the record and
+			// some bytes after it, as SQLite's .recover reads it.
+			if v, c, e := DecodeRecord(payload, false, w.src.enc); e == nil && c {
+				vals, complete, err = v, c, nil
+			}
+		}
 		if err != nil {
 			st.badCells++
 			continue
@@ -177,10 +187,18 @@ func (w *walker) payload(c Cell) (out []byte, whole bool) {
 		if pg > w.src.count || w.seen[pg] {
 			return out, false
 		}
-		w.seen[pg] = true
 		if err := w.src.page(pg, w.obuf); err != nil {
 			return out, false
 		}
+		// An overflow page starts with the next page's number, whose
+		// high byte is 0 below 2^24 pages: no b-tree page type. A page
+		// that parses as one is another tree's, reached through a
+		// damaged pointer: the chain is broken there, and the page is
+		// left for its own walk.
+		if _, err := ParsePage(w.obuf, pg, w.src.usable); err == nil && w.obuf[0] != 0 {
+			return out, false
+		}
+		w.seen[pg] = true
 		// A page of zeros (next pointer included) is a zeroed page, not
 		// content, unless the content before it is zeros too (a
 		// zeroblob): the last page of a chain zeroed would otherwise
@@ -244,6 +262,6 @@ func (w *walker) orphan(pg uint32) (typ byte, rows []row, st treeStats, ok bool,
 	if p.Interior() && p.Type == typeTableInterior {
 		return p.Type, nil, st, false, nil
 	}
-	rows, err = w.cells(pg, p, &st, func(Cell) {})
+	rows, err = w.cells(pg, p, &st, false, func(Cell) {})
 	return p.Type, rows, st, true, err
 }
