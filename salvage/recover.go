@@ -128,7 +128,7 @@ func (r *run) recover(opts Options) error {
 	if err := r.exec("COMMIT"); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	r.after(objs, targets)
+	r.after(objs)
 	var ic string
 	if err := r.conn.QueryRowContext(r.ctx, "PRAGMA integrity_check").Scan(&ic); err != nil {
 		return fmt.Errorf("integrity_check of %s: %w", r.res.To, err)
@@ -662,7 +662,7 @@ func (r *run) exists(name string) bool {
 
 // after creates, once the rows are in, the indexes, views and triggers,
 // and rebuilds external-content full-text tables from their content.
-func (r *run) after(objs []object, targets []*target) {
+func (r *run) after(objs []object) {
 	order := map[string]int{"index": 0, "table": 1, "view": 2, "trigger": 3}
 	var rest []object
 	for _, o := range objs {
@@ -685,5 +685,4 @@ func (r *run) after(objs []object, targets []*target) {
 		}
 		r.res.Created = append(r.res.Created, what)
 	}
-	_ = targets
 }
