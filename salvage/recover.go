@@ -68,6 +68,22 @@ func (r *run) recover(opts Options) error {
 		return err
 	}
 	r.res.SchemaUnreadable = st.badPages
+	if st.badPages > 0 {
+		// Leaves of a schema b-tree whose interior page is gone.
+		found, err := r.w.schemaLeaves()
+		if err != nil {
+			return err
+		}
+		for _, o := range found {
+			if _, dup := schemaRows[o.typ+"\x00"+o.name]; !dup {
+				objs = append(objs, o)
+				schemaRows[o.typ+"\x00"+o.name] = o
+			}
+		}
+		if len(found) > 0 {
+			r.res.Notes = append(r.res.Notes, fmt.Sprintf("%d schema rows found on pages the damaged schema b-tree no longer reaches", len(found)))
+		}
+	}
 	if opts.SchemaFrom != "" {
 		from, err := schemaFrom(r.ctx, opts.SchemaFrom)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 )
 
 // walker reads b-trees of a source, visiting every page at most once over
@@ -264,4 +265,45 @@ func (w *walker) orphan(pg uint32) (typ byte, rows []row, st treeStats, ok bool,
 	}
 	rows, err = w.cells(pg, p, &st, false, func(Cell) {})
 	return p.Type, rows, st, true, err
+}
+
+// schemaLeaves reads every page no walk reached that is a table leaf all
+// of whose records are sqlite_schema rows (a leaf of the schema's b-tree
+// whose parent, page 1, is damaged), marks those pages seen and returns
+// their rows.
+func (w *walker) schemaLeaves() ([]object, error) {
+	var out []object
+	for pg := uint32(2); pg <= w.src.count; pg++ {
+		if pg%256 == 0 {
+			if err := w.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if w.seen[pg] || w.src.page(pg, w.buf) != nil {
+			continue
+		}
+		p, err := ParsePage(w.buf, pg, w.src.usable)
+		if err != nil || p.Type != typeTableLeaf || len(p.Cells) == 0 {
+			continue
+		}
+		var st treeStats
+		rows, err := w.cells(pg, p, &st, false, func(Cell) {})
+		if err != nil || st.badCells > 0 || len(rows) == 0 {
+			continue
+		}
+		var objs []object
+		for _, r := range rows {
+			o, ok := schemaObject(r.vals)
+			if !ok || o.sql != "" && !strings.HasPrefix(strings.ToUpper(o.sql), "CREATE ") {
+				objs = nil
+				break
+			}
+			objs = append(objs, o)
+		}
+		if objs != nil {
+			w.seen[pg] = true
+			out = append(out, objs...)
+		}
+	}
+	return out, nil
 }
