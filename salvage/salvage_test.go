@@ -351,11 +351,13 @@ var corpus = []corpusCase{
 		damage: func(t *testing.T, p string) { zeroPage(t, p, pages(t, p, "docs_data", "leaf")[0]) },
 	},
 	{
+		// The schema is larger than page 1: its rows on its own leaves
+		// name the tables again.
 		name: "schema-page-zeroed",
 		damage: func(t *testing.T, p string) {
 			patch(t, p, 100, make([]byte, pageSize-100))
 		},
-		missing: map[string]int{"items": -1, "big": -1, "kv": -1, "docs": -1}, loss: true, lost: -1,
+		missing: map[string]int{"items": 30, "big": 30, "kv": 30, "docs": 30}, loss: true, lost: -1,
 	},
 	{name: "intact", damage: func(*testing.T, string) {}},
 	{
