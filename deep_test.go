@@ -236,7 +236,7 @@ func badFragmentation(t *testing.T, path string, pg int64) {
 
 // TestDeepPageOfIndex: damage reported only by page number on a leaf of
 // an index is integrity-index with REINDEX (a warning), not unclassified
-// damage with .recover; with a table leaf damaged as well, each finding
+// damage with preflight recover; with a table leaf damaged as well, each finding
 // states its own damage only.
 func TestDeepPageOfIndex(t *testing.T) {
 	dir := t.TempDir()
@@ -258,8 +258,8 @@ func TestDeepPageOfIndex(t *testing.T) {
 	if want := fmt.Sprintf("index ax damaged (Fragmentation of 0 bytes reported as 60 on page %d)", ipg); !strings.Contains(f.Message, want) {
 		t.Errorf("integrity-index message = %q, want %q", f.Message, want)
 	}
-	if rem := strings.Join(f.Remedy, " "); !strings.Contains(rem, "REINDEX ax") || strings.Contains(rem, ".recover") {
-		t.Errorf("integrity-index remedy = %q, want REINDEX ax and no .recover", f.Remedy)
+	if rem := strings.Join(f.Remedy, " "); !strings.Contains(rem, "REINDEX ax") || strings.Contains(rem, "preflight recover") {
+		t.Errorf("integrity-index remedy = %q, want REINDEX ax and no preflight recover", f.Remedy)
 	}
 	if r.Verdict != preflight.VerdictWarn {
 		t.Errorf("verdict %s, want warn", r.Verdict)

@@ -325,3 +325,13 @@ func copyFile(ctx context.Context, src string, nofollow bool, dir *dirfd.Dir, na
 	}
 	return n, nil
 }
+
+// BackupDatabase copies path, path-wal and path-shm into a new directory
+// beside the database, <name>.preflight-backup-<UTC time of now>, as
+// convert's backup does (checked free space, DIR.partial renamed once
+// complete, every entry made through directory descriptors, fsynced):
+// recover --replace keeps the original this way before putting the
+// recovered file in its place.
+func BackupDatabase(ctx context.Context, path string, now time.Time) (*Backup, error) {
+	return backup(ctx, path, "", now, 0, nil)
+}

@@ -69,7 +69,7 @@ func TestGuardGathersFacts(t *testing.T) {
 			case *ast.FuncDecl:
 				// The failures the check's facts decide are the rules'
 				// (StageRead, StageDisk): no function of the guard words them.
-				for _, w := range []string{"is not a SQLite database", "name no known journal mode", "hot rollback journal", ".recover"} {
+				for _, w := range []string{"is not a SQLite database", "name no known journal mode", "hot rollback journal", "preflight recover"} {
 					ast.Inspect(n, func(m ast.Node) bool {
 						if lit, ok := m.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 							if s, _ := strconv.Unquote(lit.Value); strings.Contains(s, w) {

@@ -283,7 +283,7 @@ var convertRules = []rule{
 			for _, p := range WALAware(s.db, s.cv.HeaderProblems) {
 				if HeaderDamaged(p) {
 					return refusal(fmt.Sprintf("%s: %s (%s)", s.db.Path, p.Detail, p.ID),
-						fmt.Sprintf("nothing was changed; keep a copy and recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", shell.Quote(s.db.Path), shell.Quote(s.db.Path+".recovered")))
+						"nothing was changed; keep a copy and recover what can be read into a new file: "+RecoverCommand(s.db.Path))
 				}
 			}
 			return nil

@@ -37,7 +37,7 @@ func TestConvertFailures(t *testing.T) {
 			rules.JournalModeUnknown, "/data/app.db: header bytes 18/19 name no known journal mode", "PRAGMA integrity_check"},
 		{"new", rules.StageRead, rules.ConvertFacts{DB: with(func(d *sqlitefile.Database) { d.New, d.JournalMode = true, sqlitefile.JournalUnknown })}, "", "", ""},
 		{"damaged header", rules.StageDisk, rules.ConvertFacts{DB: with(func(*sqlitefile.Database) {}), HeaderProblems: []health.Problem{{ID: health.ProblemTorn, Detail: "bytes 21..23 are 0, 0, 0"}}},
-			rules.DBHeaderDamaged, "/data/app.db: bytes 21..23 are 0, 0, 0 (header-torn)", "sqlite3 /data/app.db .recover | sqlite3 /data/app.db.recovered"},
+			rules.DBHeaderDamaged, "/data/app.db: bytes 21..23 are 0, 0, 0 (header-torn)", "preflight recover /data/app.db --to /data/app.db.recovered"},
 		{"reserved bytes only", rules.StageDisk, rules.ConvertFacts{DB: with(func(*sqlitefile.Database) {}), HeaderProblems: []health.Problem{{ID: health.ProblemReservedBytes}}}, "", "", ""},
 		{"hot journal", rules.StageDisk, rules.ConvertFacts{DB: with(func(*sqlitefile.Database) {}), Journal: &health.Journal{Path: "/data/app.db-journal", SizeBytes: 4608, Hot: true}},
 			rules.HotJournal, "/data/app.db has a hot rollback journal (/data/app.db-journal, 4608 bytes)", "never delete the -journal"},

@@ -188,7 +188,7 @@ func headerRule(id ID, lvl Level, doc string) rule {
 			return "", "", false
 		},
 		remedy: func(s subject) []string {
-			return []string{fmt.Sprintf("Stop the application and keep a copy of %s and its sidecars; recover what SQLite can read: sqlite3 %s .recover | sqlite3 %s", filepath.Base(s.db.Path), shell.Quote(s.db.Path), shell.Quote(s.db.Path+".recovered"))}
+			return []string{fmt.Sprintf("Stop the application and keep a copy of %s and its sidecars; recover what can be read into a new file: %s", filepath.Base(s.db.Path), RecoverCommand(s.db.Path))}
 		},
 	}
 }

@@ -29,9 +29,10 @@ func FillRepairs(in *health.Integrity) {
 
 // Repair is the repair for damage d of the database at dbPath, as text
 // with the exact command: "REINDEX idx" for an index, the FTS rebuild
-// statement for a full-text index, ".recover" into dbPath.recovered for a
-// table (and for the rows of a full-text table, NAME_content, then the
-// rebuild) or for unclassified damage, VACUUM INTO dbPath.vacuumed or the
+// statement for a full-text index, preflight recover into
+// dbPath.recovered for a table (and for the rows of a full-text table,
+// NAME_content, which it rebuilds the full-text table from) or for
+// unclassified damage, VACUUM INTO dbPath.vacuumed or the
 // recovery for page accounting. Repairs write: run them with every other
 // user of the database stopped.
 func Repair(d health.Damage, dbPath string) string {
@@ -42,8 +43,8 @@ func Repair(d health.Damage, dbPath string) string {
 		return rebuild(d.Table)
 	case health.KindTable:
 		if d.Table != "" && d.Table != d.Object {
-			return fmt.Sprintf("%s holds the rows of full-text table %s: %s; then in the recovered file %s",
-				d.Object, d.Table, repairTable(dbPath), rebuild(d.Table))
+			return fmt.Sprintf("%s holds the rows of full-text table %s: %s (it rebuilds %s from them)",
+				d.Object, d.Table, repairTable(dbPath), d.Table)
 		}
 	case health.KindStructural:
 		return fmt.Sprintf("copy into a new file: %s; or %s", vacuumInto(dbPath), repairTable(dbPath))
@@ -135,7 +136,15 @@ func rebuild(vt string) string {
 
 // repairTable is the repair for lost rows, naming dbPath.
 func repairTable(dbPath string) string {
-	return fmt.Sprintf("restore from a backup, or recover into a new file: sqlite3 %s \".recover\" | sqlite3 %s", repairShell(dbPath), repairShell(dbPath+".recovered"))
+	return "restore from a backup, or recover into a new file: " + RecoverCommand(dbPath)
+}
+
+// RecoverCommand is the command that salvages dbPath into
+// dbPath.recovered: preflight recover, which reads the pages itself (the
+// sqlite3 CLI's .recover needs the sqlite_dbpage table, which most
+// distributions' builds lack).
+func RecoverCommand(dbPath string) string {
+	return fmt.Sprintf("preflight recover %s --to %s", repairShell(dbPath), repairShell(dbPath+".recovered"))
 }
 
 // vacuumInto is the sqlite3 command copying dbPath into a new file.

@@ -45,11 +45,11 @@ func TestRepair(t *testing.T) {
 	for _, tc := range []struct {
 		msg, db, want string
 	}{
-		{"Tree 2 page 2: x", "/data/app.db", `restore from a backup, or recover into a new file: sqlite3 /data/app.db ".recover" | sqlite3 /data/app.db.recovered`},
-		{"Tree 2 page 2: x", "/data/my app.db", `restore from a backup, or recover into a new file: sqlite3 "/data/my app.db" ".recover" | sqlite3 "/data/my app.db.recovered"`},
+		{"Tree 2 page 2: x", "/data/app.db", `restore from a backup, or recover into a new file: preflight recover /data/app.db --to /data/app.db.recovered`},
+		{"Tree 2 page 2: x", "/data/my app.db", `restore from a backup, or recover into a new file: preflight recover "/data/my app.db" --to "/data/my app.db.recovered"`},
 		{"Tree 3 page 3: x", "/d.db", "REINDEX notes_body"},
 		{"Tree 4 page 4: x", "/d.db", "INSERT INTO ft(ft) VALUES('rebuild')"},
-		{"Page 8: never used", "/data/it's.db", `copy into a new file: sqlite3 "/data/it's.db" "VACUUM INTO '/data/it''s.db.vacuumed'"; or restore from a backup, or recover into a new file: sqlite3 "/data/it's.db" ".recover" | sqlite3 "/data/it's.db.recovered"`},
+		{"Page 8: never used", "/data/it's.db", `copy into a new file: sqlite3 "/data/it's.db" "VACUUM INTO '/data/it''s.db.vacuumed'"; or restore from a backup, or recover into a new file: preflight recover "/data/it's.db" --to "/data/it's.db.recovered"`},
 	} {
 		got := health.Classify([]string{tc.msg}, schema)
 		if len(got) != 1 || rules.Repair(got[0], tc.db) != tc.want {
@@ -73,7 +73,7 @@ func TestRepairOfCheckedDamage(t *testing.T) {
 	}{
 		{health.KindIndex, "idx_a", "t", "index idx_a damaged: REINDEX idx_a", "REINDEX idx_a"},
 		{health.KindIndex, "ax", "t", "index ax damaged: REINDEX ax", "REINDEX ax"},
-		{health.KindTable, "t", "t", "table t damaged: rows at risk", `".recover" | sqlite3`},
+		{health.KindTable, "t", "t", "table t damaged: rows at risk", "preflight recover /data/app.db --to"},
 		{health.KindFTS, "docs_idx", "docs", "search index docs damaged, data intact", "INSERT INTO docs(docs) VALUES('rebuild')"},
 		{health.KindFTS, "docs_data", "docs", "search index docs damaged, data intact", "INSERT INTO docs(docs) VALUES('rebuild')"},
 		{health.KindTable, "docs_content", "docs", "table docs_content damaged: rows at risk", "holds the rows of full-text table docs"},

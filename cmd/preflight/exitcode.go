@@ -11,11 +11,14 @@ import (
 
 // The exit codes; exitTable says what each means.
 const (
-	exitOK         = 0
-	exitInternal   = 1
-	exitUsage      = 2
-	exitUnsafe     = 3
-	exitWarn       = 4
+	exitOK       = 0
+	exitInternal = 1
+	exitUsage    = 2
+	exitUnsafe   = 3
+	exitWarn     = 4
+	// exitLoss: recover wrote the new file, but rows are missing or
+	// stranded in lost_and_found.
+	exitLoss       = 5
 	exitCannotExec = 126
 	exitNotFound   = 127
 	// exitSignal plus the signal's number is the exit code of a command
@@ -38,6 +41,8 @@ var exitTable = []struct {
 	{exitUnsafe, "unsafe: an error-level finding; convert: refused (a writer, an unverified probe, Litestream, WAL frames that would be lost)",
 		"run --on-unsafe fail exits 3 before it execs the application. A refused convert changed nothing: its report names each reason (see the refusals in the findings reference)."},
 	{exitWarn, "warnings only", "Only with --fail-on warn (the default of check; compose and kube take --fail-on warn to exit 4)."},
+	{exitLoss, "recover: the new file was written with loss (rows missing, or in lost_and_found)",
+		"The new file is kept for inspection; recover --replace does not replace the source then unless --accept-loss is given. A script must not swap it in on exit 5."},
 	{exitCannotExec, "run: CMD is not executable", ""},
 	{exitNotFound, "run: CMD not found", ""},
 	{exitSignal + 2, "interrupted by SIGINT (128 + 2): what the command made is removed; convert: the database is as it was, or converted (see its report)",

@@ -43,7 +43,7 @@ func TestREADMEExitCodes(t *testing.T) {
 		help = append(help, m[1])
 	}
 	var want []string
-	for _, c := range []int{exitOK, exitInternal, exitUsage, exitUnsafe, exitWarn, exitCannotExec, exitNotFound, exitSignal + 2, exitSignal + 15} {
+	for _, c := range []int{exitOK, exitInternal, exitUsage, exitUnsafe, exitWarn, exitLoss, exitCannotExec, exitNotFound, exitSignal + 2, exitSignal + 15} {
 		want = append(want, strconv.Itoa(c))
 	}
 	if !slices.Equal(readme, want) {

@@ -12,7 +12,7 @@ var errNeedsLinux = errors.New("needs Linux")
 // linuxOnly returns nil on Linux, and elsewhere an exit-1 error ("could
 // not run") for a command that reads this machine's /proc, POSIX locks or
 // mount table, or execs an application in a container: run, convert,
-// migrate, and check and mounts without --mountinfo. withMountinfo is
+// migrate, recover, and check and mounts without --mountinfo. withMountinfo is
 // whether --mountinfo FILE was given (then check and mounts classify a
 // saved table and read nothing of this machine). docs/platforms.md lists
 // what runs where.
@@ -27,7 +27,7 @@ func linuxOnly(goos, command string, withMountinfo bool) error {
 			return nil
 		}
 		hints = append([]string{"save the table on the Linux side (cat /proc/self/mountinfo > mounts.txt) and pass --mountinfo mounts.txt"}, hints...)
-	case "run", "convert", "migrate", "locks":
+	case "run", "convert", "migrate", "locks", "recover":
 	default:
 		return nil
 	}

@@ -23,6 +23,7 @@ func TestLinuxOnly(t *testing.T) {
 		{"darwin", "locks", false, true},
 		{"darwin", "bundle", false, true},
 		{"darwin", "bundle", true, false},
+		{"windows", "recover", false, true},
 		{"windows", "check", false, true},
 		{"windows", "mounts", false, true},
 		{"darwin", "check", false, true},

@@ -44,6 +44,7 @@ func TestScripts(t *testing.T) {
 			"fusemount": cmdFusemount,
 			"cmpout":    cmdCmpout,
 			"status":    cmdStatus,
+			"zeropage":  cmdZeropage,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "fuse" {
@@ -99,6 +100,21 @@ func cmdMkdb(ts *testscript.TestScript, neg bool, args []string) {
 	path := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
 	ts.Check(testdb.Create(path, args[0], rows))
+}
+
+// cmdZeropage is "zeropage PATH PAGE": page PAGE (1-based, 4096 bytes,
+// mkdb's page size) of the database at PATH overwritten with zeros.
+func cmdZeropage(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: zeropage PATH PAGE")
+	}
+	pg, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_WRONLY, 0)
+	ts.Check(err)
+	defer f.Close()
+	_, err = f.WriteAt(make([]byte, 4096), int64(pg-1)*4096)
+	ts.Check(err)
 }
 
 // cmdFusemount is "fusemount FSTYPE BACKING MOUNTPOINT": a FUSE loopback

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
 
 // Page-numbered messages of PRAGMA quick_check and integrity_check that
@@ -205,49 +207,23 @@ func pageLinks(data []byte, pgno uint32, usable int) (children, overflow []uint3
 // 13 page (cell starts at the payload-size varint), per fileformat2.html
 // section 1.6.
 func overflowPage(cell []byte, typ byte, usable int) (uint32, bool) {
-	p, n := getVarint(cell)
+	p, n := sqlitefile.Varint(cell)
 	if n == 0 {
 		return 0, false
 	}
 	cell = cell[n:]
 	if typ == 13 { // skip the rowid
-		_, n = getVarint(cell)
+		_, n = sqlitefile.Varint(cell)
 		cell = cell[n:]
 	}
-	u := uint64(usable)
-	x := (u-12)*64/255 - 23
-	if typ == 13 {
-		x = u - 35
-	}
-	if p <= x {
+	local := sqlitefile.LocalPayload(p, uint64(usable), typ == 13)
+	if local == p {
 		return 0, false
-	}
-	m := (u-12)*32/255 - 23
-	local := m + (p-m)%(u-4)
-	if local > x {
-		local = m
 	}
 	if uint64(len(cell)) < local+4 {
 		return 0, false
 	}
 	return binary.BigEndian.Uint32(cell[local:]), true
-}
-
-// getVarint decodes the SQLite varint (big-endian, 1 to 9 bytes, the ninth
-// contributing 8 bits) at the start of b and returns it and its length, or
-// 0, 0 when b ends inside it.
-func getVarint(b []byte) (uint64, int) {
-	var v uint64
-	for i := 0; i < len(b) && i < 9; i++ {
-		if i == 8 {
-			return v<<8 | uint64(b[i]), 9
-		}
-		v = v<<7 | uint64(b[i]&0x7f)
-		if b[i]&0x80 == 0 {
-			return v, i + 1
-		}
-	}
-	return 0, 0
 }
 
 // dbPageReader reads pages through SQLite's sqlite_dbpage virtual table on
