@@ -25,7 +25,7 @@ import (
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v4"
+	"encoding/json"
 
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
@@ -62,8 +62,11 @@ type Options struct {
 	Catalogue *compose.Catalogue
 }
 
-// Policy returns the policies and their bindings as YAML documents, for
-// kubectl apply -f -. Errors are bad options (an unknown action).
+// Policy returns the policies and their bindings as a YAML stream for
+// kubectl apply -f -: documents separated by "---", each written as
+// indented JSON (JSON is YAML; encoding/json keeps a YAML encoder out of
+// the binary, whose linux/amd64 budget is 16 MiB). Errors are bad options
+// (an unknown action).
 func Policy(opts Options) ([]byte, error) {
 	if opts.Name == "" {
 		opts.Name = "preflight-sqlite"
@@ -83,12 +86,13 @@ func Policy(opts Options) ([]byte, error) {
 		name := opts.Name + "-" + strings.ToLower(k.kind)
 		docs := []any{k.policy(name, held), binding(name, action, opts)}
 		for _, d := range docs {
-			out, err := yaml.Marshal(d)
+			out, err := json.MarshalIndent(d, "", "  ")
 			if err != nil {
 				return nil, fmt.Errorf("encode %s: %w", name, err)
 			}
 			b.WriteString("---\n")
 			b.Write(out)
+			b.WriteString("\n")
 		}
 	}
 	return []byte(b.String()), nil
@@ -97,65 +101,65 @@ func Policy(opts Options) ([]byte, error) {
 // The objects written, in the fields they use.
 type (
 	meta struct {
-		Name   string            `yaml:"name"`
-		Labels map[string]string `yaml:"labels,omitempty"`
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels,omitempty"`
 	}
 	validatingAdmissionPolicy struct {
-		APIVersion string     `yaml:"apiVersion"`
-		Kind       string     `yaml:"kind"`
-		Metadata   meta       `yaml:"metadata"`
-		Spec       policySpec `yaml:"spec"`
+		APIVersion string     `json:"apiVersion"`
+		Kind       string     `json:"kind"`
+		Metadata   meta       `json:"metadata"`
+		Spec       policySpec `json:"spec"`
 	}
 	policySpec struct {
-		FailurePolicy    string           `yaml:"failurePolicy"`
-		MatchConstraints matchResources   `yaml:"matchConstraints"`
-		Variables        []variable       `yaml:"variables"`
-		Validations      []validation     `yaml:"validations"`
-		AuditAnnotations []auditAnnotaton `yaml:"auditAnnotations,omitempty"`
+		FailurePolicy    string           `json:"failurePolicy"`
+		MatchConstraints matchResources   `json:"matchConstraints"`
+		Variables        []variable       `json:"variables"`
+		Validations      []validation     `json:"validations"`
+		AuditAnnotations []auditAnnotaton `json:"auditAnnotations,omitempty"`
 	}
 	matchResources struct {
-		NamespaceSelector *labelSelector `yaml:"namespaceSelector,omitempty"`
-		ResourceRules     []resourceRule `yaml:"resourceRules,omitempty"`
+		NamespaceSelector *labelSelector `json:"namespaceSelector,omitempty"`
+		ResourceRules     []resourceRule `json:"resourceRules,omitempty"`
 	}
 	resourceRule struct {
-		APIGroups   []string `yaml:"apiGroups"`
-		APIVersions []string `yaml:"apiVersions"`
-		Operations  []string `yaml:"operations"`
-		Resources   []string `yaml:"resources"`
+		APIGroups   []string `json:"apiGroups"`
+		APIVersions []string `json:"apiVersions"`
+		Operations  []string `json:"operations"`
+		Resources   []string `json:"resources"`
 	}
 	variable struct {
-		Name       string `yaml:"name"`
-		Expression string `yaml:"expression"`
+		Name       string `json:"name"`
+		Expression string `json:"expression"`
 	}
 	validation struct {
-		Expression        string `yaml:"expression"`
-		Message           string `yaml:"message"`
-		MessageExpression string `yaml:"messageExpression"`
-		Reason            string `yaml:"reason"`
+		Expression        string `json:"expression"`
+		Message           string `json:"message"`
+		MessageExpression string `json:"messageExpression"`
+		Reason            string `json:"reason"`
 	}
 	auditAnnotaton struct {
-		Key             string `yaml:"key"`
-		ValueExpression string `yaml:"valueExpression"`
+		Key             string `json:"key"`
+		ValueExpression string `json:"valueExpression"`
 	}
 	validatingAdmissionPolicyBinding struct {
-		APIVersion string      `yaml:"apiVersion"`
-		Kind       string      `yaml:"kind"`
-		Metadata   meta        `yaml:"metadata"`
-		Spec       bindingSpec `yaml:"spec"`
+		APIVersion string      `json:"apiVersion"`
+		Kind       string      `json:"kind"`
+		Metadata   meta        `json:"metadata"`
+		Spec       bindingSpec `json:"spec"`
 	}
 	bindingSpec struct {
-		PolicyName        string         `yaml:"policyName"`
-		ValidationActions []string       `yaml:"validationActions"`
-		MatchResources    matchResources `yaml:"matchResources,omitempty"`
+		PolicyName        string         `json:"policyName"`
+		ValidationActions []string       `json:"validationActions"`
+		MatchResources    matchResources `json:"matchResources,omitempty"`
 	}
 	labelSelector struct {
-		MatchLabels      map[string]string `yaml:"matchLabels,omitempty"`
-		MatchExpressions []labelExpression `yaml:"matchExpressions,omitempty"`
+		MatchLabels      map[string]string `json:"matchLabels,omitempty"`
+		MatchExpressions []labelExpression `json:"matchExpressions,omitempty"`
 	}
 	labelExpression struct {
-		Key      string   `yaml:"key"`
-		Operator string   `yaml:"operator"`
-		Values   []string `yaml:"values"`
+		Key      string   `json:"key"`
+		Operator string   `json:"operator"`
+		Values   []string `json:"values"`
 	}
 )
 

@@ -99,4 +99,7 @@ var short = map[ID]string{
 	MountNotInspected: "writable mount not inspected",
 	WALResetBug:       "last written by a SQLite with the WAL-reset bug",
 	WriteLockHeld:     "write lock held past the busy timeout",
+
+	LivePodsOnSQLiteClaim:    "pods of one workload share a claim now",
+	LinterAnnotationConflict: "linter annotations ask for a second writer",
 }
