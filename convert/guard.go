@@ -336,16 +336,9 @@ func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []strin
 			dc + " start " + svc,
 		}, confirms
 	case self != nil:
-		// The one-off runs as the application's user (docker run --user
-		// is not inherited): the files it writes keep their owner, and
-		// it reaches the Docker API as the application did.
-		user := ""
-		if self.User != "" {
-			user = " --user " + shell.Quote(self.User)
-		}
 		return []string{
 			"docker stop " + self.Name,
-			fmt.Sprintf("docker run --rm --volumes-from %s%s --entrypoint %s %s %s", self.Name, user, prog, self.Image, args),
+			fmt.Sprintf("docker run --rm --volumes-from %s%s --entrypoint %s %s %s", self.Name, oneOffFlags(self), prog, self.Image, args),
 			"docker start " + self.Name,
 		}, confirms
 	}
@@ -354,6 +347,32 @@ func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []strin
 		fmt.Sprintf("docker compose run --rm --no-deps --entrypoint %s SERVICE %s", prog, args),
 		"docker compose start SERVICE",
 	}, confirms
+}
+
+// oneOffFlags are the docker run flags that give the recipe's one-off
+// what --volumes-from does not carry of the application's container self:
+// its user (the files it writes keep their owner), its supplementary
+// groups (a Docker socket reached through a group), its DOCKER_HOST and
+// PREFLIGHT_* variables, and, when DOCKER_HOST names an address on a
+// network (a socket proxy), its network mode by name (--network
+// container:NAME is refused while self is stopped; the default bridge
+// needs no flag).
+func oneOffFlags(self *docker.Container) string {
+	var b strings.Builder
+	if self.User != "" {
+		b.WriteString(" --user " + shell.Quote(self.User))
+	}
+	for _, g := range self.GroupAdd {
+		b.WriteString(" --group-add " + shell.Quote(g))
+	}
+	for _, e := range self.Env {
+		b.WriteString(" -e " + shell.Quote(e))
+	}
+	host, n := self.DockerHost(), self.Network
+	if host != "" && !strings.HasPrefix(host, "unix://") && n != "" && n != "default" && n != "bridge" {
+		b.WriteString(" --network " + shell.Quote(n))
+	}
+	return b.String()
 }
 
 // writable checks that the database and its directory can be written: on

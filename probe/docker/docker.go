@@ -198,6 +198,16 @@ type Container struct {
 	// or the image's USER; empty: the image's default, root), known only
 	// for a container that was inspected (our own).
 	User string `json:"user,omitempty"`
+	// GroupAdd are the container's supplementary groups
+	// (HostConfig.GroupAdd: its --group-add, names or ids), Env its
+	// DOCKER_HOST and PREFLIGHT_* variables as NAME=VALUE (Config.Env; no
+	// other variable is kept: they may hold secrets), and Network its
+	// HostConfig.NetworkMode ("default", "bridge", "host", "none", a
+	// network's name, or container:ID). Known only for a container that
+	// was inspected (our own); --volumes-from carries none of them.
+	GroupAdd []string `json:"group_add,omitempty"`
+	Env      []string `json:"env,omitempty"`
+	Network  string   `json:"network,omitempty"`
 }
 
 // Relations in Writer.Relation.
