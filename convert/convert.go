@@ -160,6 +160,18 @@ type Result struct {
 	// confirms, one statement per such database: shown to the person
 	// before the recipe, which runs without a terminal.
 	RecipeConfirms []string `json:"recipe_confirms,omitempty"`
+	// RecipeTemplates, set instead of Recipe when the engine could not
+	// be asked which container preflight runs in, are the recipe for a
+	// compose service and for a plain container, each a template to
+	// complete as its Note says.
+	RecipeTemplates []RecipeTemplate `json:"recipe_templates,omitempty"`
+}
+
+// RecipeTemplate is one shape of the outside recipe, with placeholders.
+type RecipeTemplate struct {
+	// Note says what the template is for and what to fill in.
+	Note  string   `json:"note"`
+	Lines []string `json:"lines"`
 }
 
 // Database is the outcome for one database.
@@ -379,6 +391,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			break
 		}
 	}
-	res.Recipe, res.RecipeConfirms = recipe(rep, res, opts)
+	res.Recipe, res.RecipeConfirms, res.RecipeTemplates = recipe(rep, res, opts)
 	return res, nil
 }

@@ -298,9 +298,9 @@ func farSide(ctx context.Context, cf *rules.ConvertFacts, opts Options, d *Datab
 // without -it, or from a script), so on a filesystem whose far side no
 // probe sees it passes --yes, and the statements it confirms are shown
 // before it; the quiet-period watch still runs.
-func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []string) {
+func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []string, []RecipeTemplate) {
 	if rep.Docker == nil || !rep.Docker.InContainer {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var paths, confirms []string
 	for _, d := range res.Databases {
@@ -312,7 +312,7 @@ func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []strin
 		}
 	}
 	if len(paths) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	args := "convert"
 	if res.To != ToDelete {
@@ -334,19 +334,33 @@ func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []strin
 			dc + " stop " + svc,
 			fmt.Sprintf("%s run --rm --no-deps --entrypoint %s %s %s", dc, prog, svc, args),
 			dc + " start " + svc,
-		}, confirms
+		}, confirms, nil
 	case self != nil:
 		return []string{
 			"docker stop " + self.Name,
 			fmt.Sprintf("docker run --rm --volumes-from %s%s --entrypoint %s %s %s", self.Name, oneOffFlags(self), prog, self.Image, args),
 			"docker start " + self.Name,
-		}, confirms
+		}, confirms, nil
 	}
-	return []string{
-		"docker compose stop SERVICE",
-		fmt.Sprintf("docker compose run --rm --no-deps --entrypoint %s SERVICE %s", prog, args),
-		"docker compose start SERVICE",
-	}, confirms
+	// The engine did not say which container this is: a template of each
+	// shape. The container's id is known from inside (SelfID), and its
+	// image from docker inspect on the engine host.
+	id := rep.Docker.SelfID
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return nil, confirms, []RecipeTemplate{
+		{Note: rules.RecipeComposeTemplate, Lines: []string{
+			"docker compose stop SERVICE",
+			fmt.Sprintf("docker compose run --rm --no-deps --entrypoint %s SERVICE %s", prog, args),
+			"docker compose start SERVICE",
+		}},
+		{Note: fmt.Sprintf(rules.RecipeContainerTemplate, id), Lines: []string{
+			"docker stop " + id,
+			fmt.Sprintf("docker run --rm --volumes-from %s --entrypoint %s \"$(docker inspect -f '{{.Config.Image}}' %s)\" %s", id, prog, id, args),
+			"docker start " + id,
+		}},
+	}
 }
 
 // oneOffFlags are the docker run flags that give the recipe's one-off

@@ -846,3 +846,34 @@ func socketProxy(l net.Listener, sock string) {
 		}()
 	}
 }
+
+// TestConvertRecipeWithoutAPI: a plain container that cannot reach the
+// Docker API (no socket) has no known compose service: the recipe is two
+// templates, each marked as one, for a compose service (SERVICE to
+// replace) and for a plain container by its id; the latter runs as
+// printed.
+func TestConvertRecipeWithoutAPI(t *testing.T) {
+	requireDocker(t)
+	dir := hostDir(t)
+	seed(t, "-v", dir+":/data")
+	id := idleApp(t, "-v", dir+":/data")
+	r := docker(t, "exec", id, "/preflight", "convert", "/data/app.db")
+	wantCode(t, r, 3)
+	short := id[:12]
+	for _, s := range []string{
+		"  a template, if the container is a compose service: replace SERVICE with the compose service and run it in the project directory:\n" +
+			"    docker compose stop SERVICE\n" +
+			"    docker compose run --rm --no-deps --entrypoint /preflight SERVICE convert --allow-unverified /data/app.db\n" +
+			"    docker compose start SERVICE\n",
+		"  a template, if it is a plain container: " + short + " is this container's id (its default hostname); add the container's --user, --group-add and -e DOCKER_HOST if it was run with them:\n" +
+			"    docker stop " + short + "\n",
+	} {
+		wantContains(t, "stdout", r.stdout, s)
+	}
+	wantContains(t, "stderr", r.stderr, "convert from outside with the template above that fits the container")
+	recipe := recipeLines(r.stdout)
+	if len(recipe) != 6 {
+		t.Fatalf("recipe lines = %q, want 3 of each template", recipe)
+	}
+	runRecipe(t, id, filepath.Join(dir, "app.db"), recipe[3:], "/data/app.db: converted wal -> delete")
+}

@@ -155,6 +155,15 @@ func RecipeConfirmation(f *ConvertFacts) string {
 	return fmt.Sprintf("%s is on a %s filesystem, whose other side (the host behind a VM share, other network clients) no probe sees: the --yes below confirms that nothing there has it open, so stop any such program first", f.DB.Path, f.class())
 }
 
+// RecipeComposeTemplate and RecipeContainerTemplate (of the container's
+// id) say what to fill in of convert's outside recipe when the engine
+// could not be asked which container preflight runs in: one template for
+// a compose service, one for a plain container.
+const (
+	RecipeComposeTemplate   = "a template, if the container is a compose service: replace SERVICE with the compose service and run it in the project directory"
+	RecipeContainerTemplate = "a template, if it is a plain container: %s is this container's id (its default hostname); add the container's --user, --group-add and -e DOCKER_HOST if it was run with them"
+)
+
 // NeedsWatch reports whether the database must stay quiet for the watch
 // and be confirmed before convert changes it: processes beyond its
 // filesystem are invisible to every probe (policy.FarSideBlind).

@@ -275,6 +275,11 @@ type Result struct {
 	// SelfHow is how our container id was found: "mountinfo", "cgroup"
 	// or "hostname".
 	SelfHow string `json:"self_how,omitempty"`
+	// SelfID is our container's id as found in our own mount table or
+	// cgroup, whether or not the engine answered; empty when not found.
+	// Docker's default hostname is its first 12 characters, and docker
+	// stop takes it.
+	SelfID string `json:"self_id,omitempty"`
 	// Paths says where each data path lives (Probe inside a container).
 	Paths   []PathSource `json:"paths,omitempty"`
 	Writers []Writer     `json:"writers"`
