@@ -43,11 +43,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/wal"
 	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // Schema names the version of the JSON Result.
@@ -151,6 +153,10 @@ type Result struct {
 	// unreadable, or on a filesystem that does not answer. Nothing there
 	// was converted, and the CLI does not call that success.
 	Problems []string `json:"problems,omitempty"`
+	// Notes are about the whole run, said once: after a conversion to
+	// DELETE outside the entrypoint, that an application that sets WAL
+	// itself turns it on again (rules.ReenableNote).
+	Notes []string `json:"notes,omitempty"`
 	// Recipe, set when a database was refused because of writers inside
 	// the container preflight runs in, lists the commands that convert it
 	// safely from outside (stop, one-off run, start).
@@ -392,5 +398,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	res.Recipe, res.RecipeConfirms, res.RecipeTemplates = recipe(rep, res, opts)
+	if !opts.Entrypoint && res.To == ToDelete && slices.ContainsFunc(res.Databases, func(d Database) bool { return d.Status == StatusConverted }) {
+		res.Notes = append(res.Notes, rules.ReenableNote)
+	}
 	return res, nil
 }

@@ -168,6 +168,9 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 	for i := range r.Databases {
 		renderConvertDB(&b, r, &r.Databases[i])
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", oneLine(n))
+	}
 	if len(r.Recipe) > 0 || len(r.RecipeTemplates) > 0 {
 		b.WriteString("\nThe application in this container has the database open. Convert it from outside the container:\n")
 		for _, c := range r.RecipeConfirms {

@@ -206,8 +206,12 @@ type Container struct {
 	// network's name, or container:ID). Known only for a container that
 	// was inspected (our own); --volumes-from carries none of them.
 	GroupAdd []string `json:"group_add,omitempty"`
-	Env      []string `json:"env,omitempty"`
-	Network  string   `json:"network,omitempty"`
+	// VolumesFrom are the containers whose volumes this one mounts
+	// (HostConfig.VolumesFrom: its --volumes-from, names or ids, without
+	// a :ro or :rw suffix); known only for an inspected container.
+	VolumesFrom []string `json:"volumes_from,omitempty"`
+	Env         []string `json:"env,omitempty"`
+	Network     string   `json:"network,omitempty"`
 }
 
 // Relations in Writer.Relation.

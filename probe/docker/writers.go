@@ -158,6 +158,10 @@ func fromInspect(r *container.InspectResponse) *Container {
 	}
 	if r.HostConfig != nil {
 		c.GroupAdd = r.HostConfig.GroupAdd
+		for _, v := range r.HostConfig.VolumesFrom {
+			name, _, _ := strings.Cut(v, ":")
+			c.VolumesFrom = append(c.VolumesFrom, name)
+		}
 		c.Network = string(r.HostConfig.NetworkMode)
 	}
 	return c
