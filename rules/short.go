@@ -95,4 +95,5 @@ var short = map[ID]string{
 	DaemonsetOnSQLiteClaim:      "DaemonSet on a shared claim",
 	SharedSQLiteClaim:           "claim shared read-write",
 	DuplicateManifestKey:        "a key written twice: the last one read",
+	ClaimNotJudged:              "claim not judged: several writers, may hold SQLite",
 }
