@@ -225,7 +225,11 @@ func evaluateManifests(r *Report, base subject) []Finding {
 	for i := range r.Manifests.DuplicateKeys {
 		s := base
 		s.kd = &r.Manifests.DuplicateKeys[i]
+		n := len(out)
 		out = appendScope(out, ScopeManifestKey, s)
+		for j := n; j < len(out); j++ {
+			out[j].At = &s.kd.At
+		}
 	}
 	for i := range r.Manifests.Mounts {
 		for _, rl := range table {
