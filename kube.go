@@ -34,7 +34,9 @@ type KubeOptions struct {
 // DataClaims), judges them with the kube rules of the one rules table
 // (rolling-update-on-sqlite-claim, replicas-on-sqlite-claim,
 // cronjob-overlap-on-sqlite-claim, rwx-on-network-class,
-// daemonset-on-sqlite-claim, shared-sqlite-claim)
+// daemonset-on-sqlite-claim, shared-sqlite-claim, and claim-not-judged
+// for a claim of unknown content that several pods write on shared
+// storage)
 // and returns the Report with Manifests set. It reads nothing but the objects.
 func CheckKube(opts KubeOptions) (*Report, error) {
 	return checkManifests(opts, nil, "manifest")

@@ -57,7 +57,9 @@ var kubeCases = []kubeCase{
 		"warn replicas-on-sqlite-claim git/deployment/gitea",
 		"warn linter-annotation-conflict git/deployment/gitea",
 	}, preflight.VerdictWarn},
-	{"job on a static NFS PV, claim not named", []string{filepath.Join(kubeHand, "static-nfs-pv.yaml")}, nil, nil, preflight.VerdictOK},
+	{"job of parallelism 3 on a static NFS PV, claim not named: not judged, several writers", []string{filepath.Join(kubeHand, "static-nfs-pv.yaml")}, nil, []string{
+		"warn claim-not-judged jobs/job/importer",
+	}, preflight.VerdictWarn},
 	{"daemonset and deployment on one claim", []string{filepath.Join(kubeHand, "daemonset-shared.yaml")}, nil, []string{
 		"error daemonset-on-sqlite-claim daemonset/kuma-agent",
 		"warn shared-sqlite-claim daemonset/kuma-agent",

@@ -43,11 +43,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/wal"
 	"github.com/preflight-sqlite/preflight/report"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // Schema names the version of the JSON Result.
@@ -151,6 +153,10 @@ type Result struct {
 	// unreadable, or on a filesystem that does not answer. Nothing there
 	// was converted, and the CLI does not call that success.
 	Problems []string `json:"problems,omitempty"`
+	// Notes are about the whole run, said once: after a conversion to
+	// DELETE outside the entrypoint, that an application that sets WAL
+	// itself turns it on again (rules.ReenableNote).
+	Notes []string `json:"notes,omitempty"`
 	// Recipe, set when a database was refused because of writers inside
 	// the container preflight runs in, lists the commands that convert it
 	// safely from outside (stop, one-off run, start).
@@ -160,6 +166,18 @@ type Result struct {
 	// confirms, one statement per such database: shown to the person
 	// before the recipe, which runs without a terminal.
 	RecipeConfirms []string `json:"recipe_confirms,omitempty"`
+	// RecipeTemplates, set instead of Recipe when the engine could not
+	// be asked which container preflight runs in, are the recipe for a
+	// compose service and for a plain container, each a template to
+	// complete as its Note says.
+	RecipeTemplates []RecipeTemplate `json:"recipe_templates,omitempty"`
+}
+
+// RecipeTemplate is one shape of the outside recipe, with placeholders.
+type RecipeTemplate struct {
+	// Note says what the template is for and what to fill in.
+	Note  string   `json:"note"`
+	Lines []string `json:"lines"`
 }
 
 // Database is the outcome for one database.
@@ -379,6 +397,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			break
 		}
 	}
-	res.Recipe, res.RecipeConfirms = recipe(rep, res, opts)
+	res.Recipe, res.RecipeConfirms, res.RecipeTemplates = recipe(rep, res, opts)
+	if !opts.Entrypoint && res.To == ToDelete && slices.ContainsFunc(res.Databases, func(d Database) bool { return d.Status == StatusConverted }) {
+		res.Notes = append(res.Notes, rules.ReenableNote)
+	}
 	return res, nil
 }

@@ -298,9 +298,9 @@ func farSide(ctx context.Context, cf *rules.ConvertFacts, opts Options, d *Datab
 // without -it, or from a script), so on a filesystem whose far side no
 // probe sees it passes --yes, and the statements it confirms are shown
 // before it; the quiet-period watch still runs.
-func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []string) {
+func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []string, []RecipeTemplate) {
 	if rep.Docker == nil || !rep.Docker.InContainer {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var paths, confirms []string
 	for _, d := range res.Databases {
@@ -312,7 +312,7 @@ func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []strin
 		}
 	}
 	if len(paths) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	args := "convert"
 	if res.To != ToDelete {
@@ -334,26 +334,59 @@ func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []strin
 			dc + " stop " + svc,
 			fmt.Sprintf("%s run --rm --no-deps --entrypoint %s %s %s", dc, prog, svc, args),
 			dc + " start " + svc,
-		}, confirms
+		}, confirms, nil
 	case self != nil:
-		// The one-off runs as the application's user (docker run --user
-		// is not inherited): the files it writes keep their owner, and
-		// it reaches the Docker API as the application did.
-		user := ""
-		if self.User != "" {
-			user = " --user " + shell.Quote(self.User)
-		}
 		return []string{
 			"docker stop " + self.Name,
-			fmt.Sprintf("docker run --rm --volumes-from %s%s --entrypoint %s %s %s", self.Name, user, prog, self.Image, args),
+			fmt.Sprintf("docker run --rm --volumes-from %s%s --entrypoint %s %s %s", self.Name, oneOffFlags(self), prog, self.Image, args),
 			"docker start " + self.Name,
-		}, confirms
+		}, confirms, nil
 	}
-	return []string{
-		"docker compose stop SERVICE",
-		fmt.Sprintf("docker compose run --rm --no-deps --entrypoint %s SERVICE %s", prog, args),
-		"docker compose start SERVICE",
-	}, confirms
+	// The engine did not say which container this is: a template of each
+	// shape. The container's id is known from inside (SelfID), and its
+	// image from docker inspect on the engine host.
+	id := rep.Docker.SelfID
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return nil, confirms, []RecipeTemplate{
+		{Note: rules.RecipeComposeTemplate, Lines: []string{
+			"docker compose stop SERVICE",
+			fmt.Sprintf("docker compose run --rm --no-deps --entrypoint %s SERVICE %s", prog, args),
+			"docker compose start SERVICE",
+		}},
+		{Note: fmt.Sprintf(rules.RecipeContainerTemplate, id), Lines: []string{
+			"docker stop " + id,
+			fmt.Sprintf("docker run --rm --volumes-from %s --entrypoint %s \"$(docker inspect -f '{{.Config.Image}}' %s)\" %s", id, prog, id, args),
+			"docker start " + id,
+		}},
+	}
+}
+
+// oneOffFlags are the docker run flags that give the recipe's one-off
+// what --volumes-from does not carry of the application's container self:
+// its user (the files it writes keep their owner), its supplementary
+// groups (a Docker socket reached through a group), its DOCKER_HOST and
+// PREFLIGHT_* variables, and, when DOCKER_HOST names an address on a
+// network (a socket proxy), its network mode by name (--network
+// container:NAME is refused while self is stopped; the default bridge
+// needs no flag).
+func oneOffFlags(self *docker.Container) string {
+	var b strings.Builder
+	if self.User != "" {
+		b.WriteString(" --user " + shell.Quote(self.User))
+	}
+	for _, g := range self.GroupAdd {
+		b.WriteString(" --group-add " + shell.Quote(g))
+	}
+	for _, e := range self.Env {
+		b.WriteString(" -e " + shell.Quote(e))
+	}
+	host, n := self.DockerHost(), self.Network
+	if host != "" && !strings.HasPrefix(host, "unix://") && n != "" && n != "default" && n != "bridge" {
+		b.WriteString(" --network " + shell.Quote(n))
+	}
+	return b.String()
 }
 
 // writable checks that the database and its directory can be written: on

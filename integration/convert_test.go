@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,6 +197,7 @@ func testComposeRecipe(t *testing.T, src, dir, yes, class string) {
 		}
 		wantCode(t, r, 0)
 		if i == 1 {
+			wantOneOffNotes(t, r.stdout, project+"-app-1")
 			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete ("+class+" filesystem)")
 			wantContains(t, "convert stdout", r.stdout, "quick_check ok")
 			if h := headerBytes(t, path); h != "1/1" {
@@ -742,16 +745,156 @@ func TestConvertPlainContainerRecipe(t *testing.T) {
 	}
 	wantContains(t, "stderr", r.stderr, "convert from outside: "+strings.Join(recipe, " ; "))
 	wantSameFiles(t, path, before)
+	runRecipe(t, id, name, path, recipe, "/data/app.db: converted wal -> delete (cross-vm filesystem)")
+}
 
+// runRecipe runs each line of a convert recipe with sh -c, as printed: each
+// succeeds, the one-off prints converted, the database at path (on the
+// host) is in rollback mode after it, and the application (container id)
+// starts again. The one-off says once that an application that sets WAL
+// turns it on again; when it reaches the engine (app, the application's
+// name, is set), it names the stopped application as the one it runs for,
+// not as a second writer to remove.
+func runRecipe(t *testing.T, id, app, path string, recipe []string, converted string) {
+	t.Helper()
 	for i, l := range recipe {
 		r := run(t, dockerTimeout, nil, "sh", "-c", l)
 		wantCode(t, r, 0)
 		if i == 1 {
-			wantContains(t, "convert stdout", r.stdout, "/data/app.db: converted wal -> delete (cross-vm filesystem)")
+			wantOneOffNotes(t, r.stdout, app)
+			wantContains(t, "convert stdout", r.stdout, converted)
 			if h := headerBytes(t, path); h != "1/1" {
 				t.Errorf("header bytes 18/19 after the one-off convert = %s, want 1/1", h)
 			}
 		}
 	}
 	waitLog(t, id, "demoapp: pid=1 journal_mode=")
+}
+
+// wantOneOffNotes checks the notes of the recipe's one-off convert (see
+// runRecipe).
+func wantOneOffNotes(t *testing.T, stdout, app string) {
+	t.Helper()
+	if n := strings.Count(stdout, "note: an application that sets journal_mode=WAL itself turns WAL on again at its next start (wal-reenabled)"); n != 1 {
+		t.Errorf("one-off convert stdout holds the wal-reenabled note %d times, want once:\n%s", n, stdout)
+	}
+	if strings.Contains(stdout, "second writer") || strings.Contains(stdout, "docker rm") {
+		t.Errorf("one-off convert stdout calls the application a second writer:\n%s", stdout)
+	}
+	if app != "" {
+		wantContains(t, "convert stdout", stdout, "container "+app+" (")
+		wantContains(t, "convert stdout", stdout, "it is the application this one-off runs for (")
+	}
+}
+
+// plainRecipe starts the idle demo app in a plain container with opts (a
+// host directory at /data) and returns its convert recipe, from inside,
+// checked against the one-off line want (NAME and IMAGE replaced), and the
+// container.
+func plainRecipe(t *testing.T, dir, want string, opts ...string) (recipe []string, id, name string) {
+	t.Helper()
+	seed(t, "-v", dir+":/data")
+	id = idleApp(t, append([]string{"-v", dir + ":/data"}, opts...)...)
+	name = strings.TrimPrefix(strings.TrimSpace(docker(t, "inspect", "-f", "{{.Name}}", id).stdout), "/")
+	r := docker(t, "exec", id, "/preflight", "convert", "/data/app.db")
+	wantCode(t, r, 3)
+	recipe = recipeLines(r.stdout)
+	want = strings.NewReplacer("NAME", name, "IMAGE", image).Replace(want)
+	if len(recipe) != 3 || recipe[0] != "docker stop "+name || recipe[1] != want || recipe[2] != "docker start "+name {
+		t.Fatalf("recipe = %q, want docker stop %s; %q; docker start %s\n%s", recipe, name, want, name, r)
+	}
+	return recipe, id, name
+}
+
+// TestConvertRecipeGroupAdd: an application that reaches the Docker socket
+// through a supplementary group (--group-add of the socket's group, as the
+// image's non-root user): the one-off carries the group (--volumes-from
+// does not), reaches the engine and converts, as printed.
+func TestConvertRecipeGroupAdd(t *testing.T) {
+	requireDocker(t)
+	var st syscall.Stat_t
+	if err := syscall.Stat(dockerSocket, &st); err != nil {
+		t.Skipf("no Docker socket at %s: %v", dockerSocket, err)
+	}
+	gid := strconv.Itoa(int(st.Gid))
+	dir := hostDir(t)
+	recipe, id, name := plainRecipe(t, dir, "docker run --rm --volumes-from NAME --user 65532:65532 --group-add "+gid+" --entrypoint /preflight IMAGE convert /data/app.db",
+		"--group-add", gid, "-v", dockerSocket+":"+dockerSocket)
+	runRecipe(t, id, name, filepath.Join(dir, "app.db"), recipe, "/data/app.db: converted wal -> delete")
+}
+
+// TestConvertRecipeDockerHost: an application that reaches the engine by
+// DOCKER_HOST=tcp://... (a socket proxy, here a TCP proxy to the socket
+// that the test runs on a network's gateway) on a user-defined network:
+// the one-off carries DOCKER_HOST and the network, and converts as
+// printed.
+func TestConvertRecipeDockerHost(t *testing.T) {
+	requireDocker(t)
+	netName := containerName(t, "net")
+	wantCode(t, docker(t, "network", "create", "--label", label, netName), 0)
+	t.Cleanup(func() { docker(t, "network", "rm", netName) })
+	gw := strings.TrimSpace(docker(t, "network", "inspect", "-f", "{{range .IPAM.Config}}{{.Gateway}}{{end}}", netName).stdout)
+	l, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
+	if err != nil {
+		t.Fatalf("listen on the network's gateway %q: %v", gw, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go socketProxy(l, dockerSocket)
+	host := "tcp://" + l.Addr().String()
+	dir := hostDir(t)
+	recipe, id, name := plainRecipe(t, dir, "docker run --rm --volumes-from NAME --user 65532:65532 -e DOCKER_HOST="+host+" --network "+netName+" --entrypoint /preflight IMAGE convert /data/app.db",
+		"-e", "DOCKER_HOST="+host, "--network", netName)
+	runRecipe(t, id, name, filepath.Join(dir, "app.db"), recipe, "/data/app.db: converted wal -> delete")
+}
+
+// socketProxy copies every connection l accepts to and from the unix
+// socket sock, until l is closed.
+func socketProxy(l net.Listener, sock string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			u, err := net.Dial("unix", sock)
+			if err != nil {
+				return
+			}
+			defer u.Close()
+			go io.Copy(u, c)
+			io.Copy(c, u)
+		}()
+	}
+}
+
+// TestConvertRecipeWithoutAPI: a plain container that cannot reach the
+// Docker API (no socket) has no known compose service: the recipe is two
+// templates, each marked as one, for a compose service (SERVICE to
+// replace) and for a plain container by its id; the latter runs as
+// printed.
+func TestConvertRecipeWithoutAPI(t *testing.T) {
+	requireDocker(t)
+	dir := hostDir(t)
+	seed(t, "-v", dir+":/data")
+	id := idleApp(t, "-v", dir+":/data")
+	r := docker(t, "exec", id, "/preflight", "convert", "/data/app.db")
+	wantCode(t, r, 3)
+	short := id[:12]
+	for _, s := range []string{
+		"  a template, if the container is a compose service: replace SERVICE with the compose service and run it in the project directory:\n" +
+			"    docker compose stop SERVICE\n" +
+			"    docker compose run --rm --no-deps --entrypoint /preflight SERVICE convert --allow-unverified /data/app.db\n" +
+			"    docker compose start SERVICE\n",
+		"  a template, if it is a plain container: " + short + " is this container's id (its default hostname); add the container's --user, --group-add and -e DOCKER_HOST if it was run with them:\n" +
+			"    docker stop " + short + "\n",
+	} {
+		wantContains(t, "stdout", r.stdout, s)
+	}
+	wantContains(t, "stderr", r.stderr, "convert from outside with the template above that fits the container")
+	recipe := recipeLines(r.stdout)
+	if len(recipe) != 6 {
+		t.Fatalf("recipe lines = %q, want 3 of each template", recipe)
+	}
+	runRecipe(t, id, "", filepath.Join(dir, "app.db"), recipe[3:], "/data/app.db: converted wal -> delete")
 }

@@ -12,3 +12,9 @@ const Built = false
 func Load(inputs []string, stdin io.Reader) ([]Object, []string, error) {
 	return nil, nil, ErrNotBuilt
 }
+
+// LoadRecursive returns ErrNotBuilt: this binary was built with the
+// nocompose tag.
+func LoadRecursive(inputs []string, stdin io.Reader) ([]Object, []string, error) {
+	return nil, nil, ErrNotBuilt
+}

@@ -36,6 +36,25 @@ var ErrTooLarge = errors.New("manifest input larger than 64 MiB")
 // binary), which leaves manifest reading out.
 var ErrNotBuilt = errors.New("this preflight binary was built without manifest support (-tags nocompose); run preflight kube from the full build")
 
+// ErrEmpty is returned (wrapped) by Load when the input holds no object.
+var ErrEmpty = errors.New("no Kubernetes object in the input")
+
+// ErrNoKind is returned (wrapped) by Parse for a mapping document without
+// kind (Helm values, a kustomization's patch, a config file).
+var ErrNoKind = errors.New("a document without kind")
+
+// NoManifestsError is returned by Load for a directory that holds no
+// manifest file. Subdirs are its subdirectories (relative to Dir, in
+// lexical order) that hold manifest files at any depth.
+type NoManifestsError struct {
+	Dir     string
+	Subdirs []string
+}
+
+func (e *NoManifestsError) Error() string {
+	return fmt.Sprintf("read manifests: %s holds no .yaml, .yml or .json file", e.Dir)
+}
+
 // Location is where an object starts: the file ("-" for standard input)
 // and the 1-based line of its first key.
 type Location struct {
@@ -150,7 +169,7 @@ func documentObjects(n *yaml.Node, name string) ([]Object, error) {
 		return nil, fmt.Errorf("parse %s: line %d: %w", name, n.Line, err)
 	}
 	if h.Kind == "" {
-		return nil, fmt.Errorf("parse %s: line %d: a document without kind", name, n.Line)
+		return nil, fmt.Errorf("parse %s: line %d: %w", name, n.Line, ErrNoKind)
 	}
 	if strings.HasSuffix(h.Kind, "List") && h.Items != nil {
 		items := itemNodes(n)

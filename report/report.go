@@ -77,6 +77,10 @@ type Finding struct {
 	// Patch is the JSON merge patch that fixes a kube finding (preflight
 	// kube), when one does.
 	Patch *KubePatch `json:"patch,omitempty"`
+	// At is the place in the manifests a kube finding is about when it
+	// is one line rather than an object (duplicate-manifest-key: the key
+	// kept); nil otherwise.
+	At *manifest.Location `json:"at,omitempty"`
 }
 
 // MountTable says where the mount table came from.

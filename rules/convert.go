@@ -155,6 +155,40 @@ func RecipeConfirmation(f *ConvertFacts) string {
 	return fmt.Sprintf("%s is on a %s filesystem, whose other side (the host behind a VM share, other network clients) no probe sees: the --yes below confirms that nothing there has it open, so stop any such program first", f.DB.Path, f.class())
 }
 
+// RecipeComposeTemplate and RecipeContainerTemplate (of the container's
+// id) say what to fill in of convert's outside recipe when the engine
+// could not be asked which container preflight runs in: one template for
+// a compose service, one for a plain container.
+const (
+	RecipeComposeTemplate   = "a template, if the container is a compose service: replace SERVICE with the compose service and run it in the project directory"
+	RecipeContainerTemplate = "a template, if it is a plain container: %s is this container's id (its default hostname); add the container's --user, --group-add and -e DOCKER_HOST if it was run with them"
+)
+
+// recipeApp says how stopped container c is the application whose data
+// this convert runs on as the outside recipe's one-off: the container our
+// own one's --volumes-from names, or a container of the compose service
+// our one-off compose run belongs to; empty when it is neither.
+func recipeApp(r *Report, c *docker.Container) string {
+	if r.Docker == nil || r.Docker.Self == nil || c == nil {
+		return ""
+	}
+	self := r.Docker.Self
+	for _, v := range self.VolumesFrom {
+		if v == c.Name || (len(v) >= 12 && strings.HasPrefix(c.ID, v)) {
+			return "this container's --volumes-from names it"
+		}
+	}
+	if self.OneOff && self.ComposeService != "" && !c.OneOff && c.ComposeProject == self.ComposeProject && c.ComposeService == self.ComposeService {
+		return "this one-off compose run is of its service"
+	}
+	return ""
+}
+
+// ReenableNote is said once after convert changed a database to DELETE:
+// an application that sets WAL itself turns it on again (check's
+// wal-reenabled).
+const ReenableNote = "an application that sets journal_mode=WAL itself turns WAL on again at its next start (wal-reenabled): have it follow PREFLIGHT_JOURNAL_MODE (preflight run sets it), or set its own journal mode setting to DELETE"
+
 // NeedsWatch reports whether the database must stay quiet for the watch
 // and be confirmed before convert changes it: processes beyond its
 // filesystem are invisible to every probe (policy.FarSideBlind).
@@ -328,6 +362,10 @@ var convertRules = []rule{
 		each: func(s subject) []found {
 			var out []found
 			for _, w := range s.db.Stopped {
+				if how := recipeApp(s.r, w.Container); how != "" {
+					out = append(out, note(fmt.Sprintf("%s mounts this database read-write (%s, %s): it is the application this one-off runs for (%s); start it again once this is done (the recipe's next line)", w.Name(), w.Container.State, w.Relation, how))...)
+					continue
+				}
 				out = append(out, note(fmt.Sprintf("%s mounts this database read-write (%s, %s): once started it is a second writer; remove it (docker rm %s) or keep it stopped", w.Name(), w.Container.State, w.Relation, shell.Quote(w.Container.Name)))...)
 			}
 			return out

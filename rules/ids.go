@@ -287,6 +287,10 @@ const (
 	// DuplicateManifestKey: kube: a key written twice in one mapping of a
 	// manifest; the last value was read, as kubectl does.
 	DuplicateManifestKey ID = "duplicate-manifest-key"
+	// ClaimNotJudged: kube: a read-write claim of an image not in the
+	// catalogue on shared storage, written by several pods at once: it may
+	// hold SQLite data.
+	ClaimNotJudged ID = "claim-not-judged"
 )
 
 // Convert's refusal reasons (Refusals) that are not also check findings;

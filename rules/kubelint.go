@@ -213,6 +213,42 @@ var manifestRules = []rule{
 			}
 		},
 	},
+	{
+		Rule: Rule{ClaimNotJudged, LevelWarn, "kube: a read-write claim of an image not in the catalogue (its content is unknown: it may hold SQLite data) is on shared storage (ReadWriteMany, or a network filesystem) and written by several pods at once (replicas above 1, a RollingUpdate with surge, a DaemonSet, a CronJob whose runs may overlap), so no rule could judge it; a claim of one writer is only listed under not judged"}, scope: ScopeManifest,
+		match: func(s subject) (string, Level, bool) {
+			c := kubeClaim(s)
+			if s.km.SQLite || s.km.ReadOnly || s.km.OtherEngine != "" || c == nil || c.Template != "" || !policy.WritersCorrupt(c.Storage.Class, kubeManyNodes(s)) {
+				return "", "", false
+			}
+			many := kubeManyWriters(kubeWorkload(s))
+			if many == "" {
+				return "", "", false
+			}
+			return fmt.Sprintf("%s %s and mounts claim %s (volume %s at %s; %s) read-write; its image is not in the catalogue, so nothing says whether the claim holds SQLite data: if it does, that is several writers of one database, and on shared storage %s",
+				kubeWorkload(s).Key(), many, c.Key(), s.km.Volume, strings.Join(s.km.Paths, ","), kubeClaimWhere(c), kubeTwoKernels(s)), "", true
+		},
+		remedy: func(s subject) []string {
+			c := kubeClaim(s)
+			return []string{fmt.Sprintf("If claim %s holds SQLite data, name it (--data-claim %s) and it is judged, with the patch that leaves one writer; if it does not, --ignore claim-not-judged.", c.Key(), c.Key())}
+		},
+	},
+}
+
+// kubeManyWriters says how the workload runs several pods at once on its
+// volumes (replicas above 1, an update that starts the new pod first, a
+// pod per node, CronJob runs that may overlap); empty when it runs one.
+func kubeManyWriters(w *manifest.Workload) string {
+	switch {
+	case w.PerNode:
+		return "runs a pod on every node"
+	case w.Kind != manifest.KindPod && w.Replicas > 1:
+		return fmt.Sprintf("runs %d pods", w.Replicas)
+	case w.Kind == manifest.KindDeployment && w.Surge:
+		return "updates by " + w.Strategy + " (the new pod starts while the old one runs)"
+	case w.Kind == manifest.KindCronJob && w.Overlap:
+		return "has concurrencyPolicy " + w.Strategy + " (a run may start while the last one goes on)"
+	}
+	return ""
 }
 
 // kubePatches give, for a finding ID, the JSON merge patch that fixes it
@@ -247,7 +283,11 @@ func evaluateManifests(r *Report, base subject) []Finding {
 	for i := range r.Manifests.DuplicateKeys {
 		s := base
 		s.kd = &r.Manifests.DuplicateKeys[i]
+		n := len(out)
 		out = appendScope(out, ScopeManifestKey, s)
+		for j := n; j < len(out); j++ {
+			out[j].At = &s.kd.At
+		}
 	}
 	for i := range r.Manifests.Mounts {
 		for _, rl := range table {

@@ -214,7 +214,8 @@ var pathRules = []rule{
 			return fmt.Sprintf("%s is not on a persistent volume: its data is lost %s (%s)", s.dir.Path, when, s.dir.Mount.Reason), "", true
 		},
 		remedy: func(s subject) []string {
-			return []string{fmt.Sprintf("Mount a named volume at %s: docker run -v APP-data:%s ..., or in compose: volumes: [\"app-data:%s\"] with a top-level volumes: {app-data: {}}.", s.dir.Path, s.dir.Path, s.dir.Path)}
+			v := volumeName(s.dir.Path)
+			return []string{fmt.Sprintf("Mount a named volume at %s: docker run -v %s:%s ..., or in compose: volumes: [\"%s:%s\"] with a top-level volumes: {%s: {}}.", s.dir.Path, v, s.dir.Path, v, s.dir.Path, v)}
 		},
 	},
 	{
@@ -347,7 +348,7 @@ var pathRules = []rule{
 			return fmt.Sprintf("%s is a single-file mount (%s) while its directory is on %s (%s): the -wal, -shm and -journal files do not travel with the database%s", s.db.Path, s.db.Mount.FSType, s.dir.Mount.Mountpoint, s.dir.Mount.FSType, lost), lvl, true
 		},
 		remedy: func(s subject) []string {
-			return []string{fmt.Sprintf("Mount the directory that holds the database (for example -v APP-data:%s), not the file.", filepath.Dir(s.db.Path))}
+			return []string{fmt.Sprintf("Mount the directory that holds the database (for example -v %s:%s), not the file.", volumeName(filepath.Dir(s.db.Path)), filepath.Dir(s.db.Path))}
 		},
 	},
 	{
@@ -437,4 +438,21 @@ var pathRules = []rule{
 // its -wal holds frames (wal-without-database).
 func walWithoutDatabase(db *Database) bool {
 	return db.New && db.WAL.SizeBytes > sqlitefile.WALHeaderSize
+}
+
+// volumeName is the named volume a remedy proposes for directory dir:
+// "app-" and its last element in the characters a volume name may hold
+// (app-config for /config, app-data for /data and for /).
+func volumeName(dir string) string {
+	base := strings.ToLower(filepath.Base(filepath.Clean(dir)))
+	base = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-' {
+			return r
+		}
+		return '-'
+	}, base)
+	if strings.Trim(base, "-._") == "" {
+		base = "data"
+	}
+	return "app-" + base
 }

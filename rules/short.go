@@ -95,6 +95,7 @@ var short = map[ID]string{
 	DaemonsetOnSQLiteClaim:      "DaemonSet on a shared claim",
 	SharedSQLiteClaim:           "claim shared read-write",
 	DuplicateManifestKey:        "a key written twice: the last one read",
+	ClaimNotJudged:              "claim not judged: several writers, may hold SQLite",
 
 	MountNotInspected: "writable mount not inspected",
 	WALResetBug:       "last written by a SQLite with the WAL-reset bug",

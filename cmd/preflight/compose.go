@@ -442,4 +442,3 @@ func relAll(ps []string, dir string) []string {
 	}
 	return out
 }
-

@@ -148,6 +148,9 @@ func convertExit(g *Globals, res *convert.Result) error {
 			}
 			hints = append(hints, "the application in this container is the writer; convert from outside: "+strings.Join(res.Recipe, " ; "))
 		}
+		if len(res.RecipeTemplates) > 0 {
+			hints = append(hints, "the application in this container is the writer; convert from outside with the template above that fits the container")
+		}
 		return &exitError{code: exitUnsafe, err: errors.New("convert: refused (see above); nothing was changed"), hints: hints}
 	}
 	return nil
@@ -165,13 +168,22 @@ func renderConvert(w io.Writer, r *convert.Result) error {
 	for i := range r.Databases {
 		renderConvertDB(&b, r, &r.Databases[i])
 	}
-	if len(r.Recipe) > 0 {
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", oneLine(n))
+	}
+	if len(r.Recipe) > 0 || len(r.RecipeTemplates) > 0 {
 		b.WriteString("\nThe application in this container has the database open. Convert it from outside the container:\n")
 		for _, c := range r.RecipeConfirms {
 			fmt.Fprintf(&b, "  (%s)\n", oneLine(c))
 		}
 		for _, l := range r.Recipe {
 			fmt.Fprintf(&b, "  %s\n", oneLine(l))
+		}
+		for _, t := range r.RecipeTemplates {
+			fmt.Fprintf(&b, "  %s:\n", oneLine(t.Note))
+			for _, l := range t.Lines {
+				fmt.Fprintf(&b, "    %s\n", oneLine(l))
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -7,17 +7,21 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/manifest"
 )
 
 // KubeCmd is `preflight kube`.
 type KubeCmd struct {
 	File      []string `name:"file" short:"f" required:"" placeholder:"FILE|DIR|-" help:"Manifests to read: a file of one or more YAML or JSON documents, a directory (its .yaml, .yml and .json files), or - for standard input (helm template ... | preflight kube -f -). Repeatable."`
+	Recursive bool     `name:"recursive" short:"R" help:"Also read the manifest files of the subdirectories of each directory given with -f, as kubectl apply -R."`
 	DataClaim []string `name:"data-claim" placeholder:"[NAMESPACE/]CLAIM" help:"A PersistentVolumeClaim (or a StatefulSet's volumeClaimTemplate) that holds SQLite data, whatever image mounts it (repeatable)."`
 	Catalogue []string `name:"catalogue" placeholder:"FILE" help:"More catalogue entries (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable)."`
 	Ignore    []string `name:"ignore" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
@@ -28,7 +32,7 @@ type KubeCmd struct {
 // loadManifests is manifest.Load of files and standard input, given up
 // when ctx ends: a FIFO (-f <(cmd)) or a standard input that never ends
 // blocks in open or read, which no deadline reaches.
-func loadManifests(ctx context.Context, files []string) ([]manifest.Object, []string, error) {
+func loadManifests(ctx context.Context, files []string, recursive bool) ([]manifest.Object, []string, error) {
 	type loaded struct {
 		objs  []manifest.Object
 		files []string
@@ -36,7 +40,11 @@ func loadManifests(ctx context.Context, files []string) ([]manifest.Object, []st
 	}
 	ch := make(chan loaded, 1)
 	go func() {
-		o, f, err := manifest.Load(files, os.Stdin)
+		load := manifest.Load
+		if recursive {
+			load = manifest.LoadRecursive
+		}
+		o, f, err := load(files, os.Stdin)
 		ch <- loaded{o, f, err}
 	}()
 	select {
@@ -57,17 +65,39 @@ func needManifests() error {
 	return &exitError{code: exitInternal, err: manifest.ErrNotBuilt, hints: []string{"the image's binary leaves manifest reading and the catalogue out; build the full binary with scripts/build.sh (bin/preflight) and run it where the manifests are"}}
 }
 
+// loadHints say what to do about the manifests Load refused: empty input
+// (a renderer that failed in a pipe), a directory whose manifests are in
+// subdirectories, a document without kind (Helm values).
+func loadHints(err error, inputs []string) []string {
+	var nm *manifest.NoManifestsError
+	switch {
+	case errors.Is(err, manifest.ErrEmpty) && slices.Contains(inputs, "-"):
+		return []string{"the command that renders the manifests printed nothing: check its errors, or run with set -o pipefail so that its failure fails the pipe"}
+	case errors.Is(err, manifest.ErrEmpty):
+		return []string{"the files hold only comments or empty documents: give the rendered manifests (kubectl kustomize DIR or helm template ... | preflight kube -f -)"}
+	case errors.As(err, &nm) && len(nm.Subdirs) > 0:
+		dirs := make([]string, len(nm.Subdirs))
+		for i, d := range nm.Subdirs {
+			dirs[i] = "-f " + shell.Quote(filepath.Join(nm.Dir, d))
+		}
+		return []string{"its subdirectories hold manifests: " + strings.Join(nm.Subdirs, ", ") + "; -f takes several paths (" + strings.Join(dirs, " ") + "), or -R reads the subdirectories"}
+	case errors.Is(err, manifest.ErrNoKind):
+		return []string{"a document without kind is not a Kubernetes object; if it is Helm values (values.yaml), render the chart first: helm template RELEASE CHART -f values.yaml | preflight kube -f -"}
+	}
+	return nil
+}
+
 // Run reads the manifests, judges them and prints the report.
 func (c *KubeCmd) Run(g *Globals) error {
 	if err := needManifests(); err != nil {
 		return err
 	}
-	objs, files, err := loadManifests(g.ctx, c.File)
+	objs, files, err := loadManifests(g.ctx, c.File, c.Recursive)
 	if g.ctx.Err() != nil {
 		return fmt.Errorf("kube: interrupted: %w", context.Cause(g.ctx))
 	}
 	if err != nil {
-		return usageError(err)
+		return usageError(err, loadHints(err, c.File)...)
 	}
 	opts := preflight.KubeOptions{Objects: objs, Files: files, DataClaims: c.DataClaim, Ignore: c.Ignore}
 	for _, f := range c.Catalogue {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/fuseloop"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
@@ -448,5 +449,37 @@ func TestCheckDeepSIGTERMRemovesCopy(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("--tmp-dir after SIGTERM holds %v, want nothing", left)
+	}
+}
+
+// TestCheckEphemeralVolumeNames: ephemeral-data-dir's fix names a volume
+// after each directory (app-config for .../config, app-data for
+// .../data), one spelling, not one volume for every directory.
+func TestCheckEphemeralVolumeNames(t *testing.T) {
+	root := t.TempDir()
+	cfg, data := filepath.Join(root, "config"), filepath.Join(root, "data")
+	for _, d := range []string{cfg, data} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mi := filepath.Join(t.TempDir(), "mounts")
+	if err := os.WriteFile(mi, []byte("overlay / overlay rw,relatime,lowerdir=/l,upperdir=/u,workdir=/w 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ := runMain(t, "--mountinfo", mi, "check", "--docker", "off", "--format", "json", cfg, data)
+	r := decodeReport(t, out)
+	want := map[string]string{
+		cfg:  "Mount a named volume at " + cfg + ": docker run -v app-config:" + cfg + " ..., or in compose: volumes: [\"app-config:" + cfg + "\"] with a top-level volumes: {app-config: {}}.",
+		data: "Mount a named volume at " + data + ": docker run -v app-data:" + data + " ..., or in compose: volumes: [\"app-data:" + data + "\"] with a top-level volumes: {app-data: {}}.",
+	}
+	got := map[string]string{}
+	for _, f := range r.Findings {
+		if f.ID == "ephemeral-data-dir" && len(f.Remedy) > 0 {
+			got[f.Path] = f.Remedy[0]
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ephemeral-data-dir fixes (-want +got):\n%s", diff)
 	}
 }

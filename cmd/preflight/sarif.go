@@ -193,11 +193,14 @@ func firstSentence(s string) string {
 }
 
 // kubeLocation is where a kube finding points: the object its patch
-// changes, else the object it is about (a workload, the object with a
-// duplicate key), else the first manifest.
+// changes, else the line it is about (a duplicate key), else the object
+// it is about (a workload), else the first manifest.
 func kubeLocation(a *manifest.Analysis, f preflight.Finding) compose.Location {
 	if p := f.Patch; p != nil && p.At.File != "" {
 		return kubeAt(p.At)
+	}
+	if f.At != nil && f.At.File != "" {
+		return kubeAt(*f.At)
 	}
 	if at, ok := a.ObjectAt(f.Path); ok {
 		return kubeAt(at)

@@ -98,7 +98,7 @@ func reportSchema() []byte {
 			"id":    map[string]any{"enum": ids},
 			"level": map[string]any{"enum": []any{reportpkg.LevelInfo, reportpkg.LevelWarn, reportpkg.LevelError}},
 			"path":  str, "message": str, "remedy": strs, "ignored": boolean,
-			"patch": map[string]any{"type": "object"},
+			"patch": map[string]any{"type": "object"}, "at": map[string]any{"type": "object"},
 		}),
 	}
 	b, err := json.MarshalIndent(s, "", "  ")

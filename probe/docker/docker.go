@@ -202,6 +202,20 @@ type Container struct {
 	// namespace (inspect State.Pid), set by List for a live container; 0
 	// when unknown or stopped.
 	PID int `json:"pid,omitempty"`
+	// GroupAdd are the container's supplementary groups
+	// (HostConfig.GroupAdd: its --group-add, names or ids), Env its
+	// DOCKER_HOST and PREFLIGHT_* variables as NAME=VALUE (Config.Env; no
+	// other variable is kept: they may hold secrets), and Network its
+	// HostConfig.NetworkMode ("default", "bridge", "host", "none", a
+	// network's name, or container:ID). Known only for a container that
+	// was inspected (our own); --volumes-from carries none of them.
+	GroupAdd []string `json:"group_add,omitempty"`
+	// VolumesFrom are the containers whose volumes this one mounts
+	// (HostConfig.VolumesFrom: its --volumes-from, names or ids, without
+	// a :ro or :rw suffix); known only for an inspected container.
+	VolumesFrom []string `json:"volumes_from,omitempty"`
+	Env         []string `json:"env,omitempty"`
+	Network     string   `json:"network,omitempty"`
 }
 
 // Relations in Writer.Relation.
@@ -269,6 +283,11 @@ type Result struct {
 	// SelfHow is how our container id was found: "mountinfo", "cgroup"
 	// or "hostname".
 	SelfHow string `json:"self_how,omitempty"`
+	// SelfID is our container's id as found in our own mount table or
+	// cgroup, whether or not the engine answered; empty when not found.
+	// Docker's default hostname is its first 12 characters, and docker
+	// stop takes it.
+	SelfID string `json:"self_id,omitempty"`
 	// Paths says where each data path lives (Probe inside a container).
 	Paths   []PathSource `json:"paths,omitempty"`
 	Writers []Writer     `json:"writers"`

@@ -54,7 +54,7 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	if !opts.HostPaths {
 		local = readLocalSelf(opts.MountTable, resolved)
 	}
-	res := Result{Writers: []Writer{}, InContainer: local.id != ""}
+	res := Result{Writers: []Writer{}, InContainer: local.id != "", SelfID: local.id}
 	c, ok := start(ctx, &res, opts)
 	if !ok {
 		return res

@@ -183,8 +183,31 @@ func fromInspect(r *container.InspectResponse) *Container {
 	if r.Config != nil {
 		c.Image, c.User = r.Config.Image, r.Config.User
 		c.setLabels(r.Config.Labels)
+		for _, e := range r.Config.Env {
+			if strings.HasPrefix(e, "DOCKER_HOST=") || strings.HasPrefix(e, "PREFLIGHT_") {
+				c.Env = append(c.Env, e)
+			}
+		}
+	}
+	if r.HostConfig != nil {
+		c.GroupAdd = r.HostConfig.GroupAdd
+		for _, v := range r.HostConfig.VolumesFrom {
+			name, _, _ := strings.Cut(v, ":")
+			c.VolumesFrom = append(c.VolumesFrom, name)
+		}
+		c.Network = string(r.HostConfig.NetworkMode)
 	}
 	return c
+}
+
+// DockerHost is the DOCKER_HOST of c's environment (Env), empty without.
+func (c *Container) DockerHost() string {
+	for _, e := range c.Env {
+		if v, ok := strings.CutPrefix(e, "DOCKER_HOST="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func (c *Container) setLabels(l map[string]string) {
