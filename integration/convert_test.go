@@ -812,11 +812,10 @@ func plainRecipe(t *testing.T, dir, want string, opts ...string) (recipe []strin
 // does not), reaches the engine and converts, as printed.
 func TestConvertRecipeGroupAdd(t *testing.T) {
 	requireDocker(t)
-	var st syscall.Stat_t
-	if err := syscall.Stat(dockerSocket, &st); err != nil {
+	gid, err := fileGID(dockerSocket)
+	if err != nil {
 		t.Skipf("no Docker socket at %s: %v", dockerSocket, err)
 	}
-	gid := strconv.Itoa(int(st.Gid))
 	dir := hostDir(t)
 	recipe, id, name := plainRecipe(t, dir, "docker run --rm --volumes-from NAME --user 65532:65532 --group-add "+gid+" --entrypoint /preflight IMAGE convert /data/app.db",
 		"--group-add", gid, "-v", dockerSocket+":"+dockerSocket)
