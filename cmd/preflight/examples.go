@@ -1,6 +1,7 @@
 package main
 
-// examples is each command's Examples: block (cobra's Example field),
+// examples is each command's Examples: block, by its path below preflight
+// ("kube policy" for a subcommand) (cobra's Example field),
 // printed by --help and on its page of the CLI reference. Every line is a
 // command a person would type as it stands, with its purpose after #.
 var examples = map[string]string{
@@ -33,6 +34,10 @@ preflight audit --format json      # the same as JSON`,
 preflight locks --watch 10s /data/app.db   # and for how long`,
 	"bundle":  `preflight bundle /data -o bug.tar.gz --redact   # for a bug report`,
 	"recover": `preflight recover /data/app.db --to /data/app.db.recovered`,
+	"kube policy": `preflight kube policy -n vault | kubectl apply -f -   # refuse in namespace vault
+preflight kube policy --action warn --name preflight-warn -n lab > policy.yaml`,
+	"kube audit": `preflight kube audit                 # the cluster of the current kubeconfig
+preflight kube audit --format json`,
 	"explain": `preflight explain wal-on-cross-vm`,
 }
 

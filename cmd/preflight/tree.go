@@ -67,7 +67,7 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 		for _, a := range spec.args {
 			use += " " + argUsage(a)
 		}
-		c := &cobra.Command{Use: use, Short: help, Example: examples[cm.name], Hidden: hidden(cm.name), Args: cobra.ArbitraryArgs}
+		c := &cobra.Command{Use: use, Short: help, Example: examples[strings.TrimPrefix(parent.CommandPath()+" "+cm.name, "preflight ")], Hidden: hidden(cm.name), Args: cobra.ArbitraryArgs}
 		for _, fs := range spec.flags {
 			fs.register(c.Flags())
 		}
