@@ -195,7 +195,7 @@ func bigCompose(tb testing.TB, n int) string {
 
 // TestCompose200Services analyses a 200-service project end to end: load,
 // analyse, judge and plan the rewrite. Its speed is measured by
-// BenchmarkCheckCompose200 (figure in the README), not here.
+// BenchmarkCheckCompose200 (figure in docs/performance.md), not here.
 func TestCompose200Services(t *testing.T) {
 	file := bigCompose(t, 200)
 	res, err := preflight.CheckCompose(context.Background(), composeOpts(file, "desktop"))

@@ -50,7 +50,8 @@ type Meaning struct {
 	// machine (another Swarm node, another NFS client): network and FUSE
 	// filesystems.
 	OtherMachines bool
-	// Doc is the README's meaning column, in short.
+	// Doc is the meaning column of docs/filesystems.md, in short
+	// (TestDocsClasses).
 	Doc string
 }
 

@@ -57,8 +57,8 @@ const (
 )
 
 // ID is a finding's stable, kebab-case identifier (usable with --ignore).
-// Every ID is a constant of package rules, documented in the README's
-// findings tables; the JSON and text forms are the bare string.
+// Every ID is a constant of package rules, documented on the docs site's
+// findings pages; the JSON and text forms are the bare string.
 type ID string
 
 // Finding is one judgement made by a rule.

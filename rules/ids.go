@@ -3,7 +3,8 @@ package rules
 import "github.com/preflight-sqlite/preflight/probe/health"
 
 // Finding IDs, one per finding, in the order of the rules table; each is
-// documented in the README's findings tables (TestREADMEFindings). The
+// documented in a findings table of docs/ and in the generated
+// docs/reference/findings.md (TestDocsFindings). The
 // header IDs are the problem codes of probe/health (header_problems[].id in
 // the JSON), adopted as they are.
 const (
@@ -294,8 +295,8 @@ const (
 )
 
 // Convert's refusal reasons (Refusals) that are not also check findings;
-// the JSON's refusals[].reason. Each is documented in the README's table
-// of refusals.
+// the JSON's refusals[].reason. Each is documented in the refusals table
+// of docs/convert.md (TestDocsRefusals).
 const (
 	// Writer: a process, lock holder or container has the database open.
 	Writer ID = "writer"

@@ -19,5 +19,6 @@ import "slices"
 //  10. convertRules (convert.go): convert's refusals.
 //
 // A new group of rules is a slice in its own file, named here; a new rule
-// is an entry in its group's slice, an ID in ids.go and a README row.
+// is an entry in its group's slice, an ID in ids.go and a row in a
+// findings table of docs/ (TestDocsFindings).
 var table = slices.Concat(pathRules, healthRules, shareRules, writerRules, reportRules, swarmRules, kubeRules, composeRules, manifestRules, convertRules)

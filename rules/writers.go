@@ -196,7 +196,7 @@ var writerRules = []rule{
 			return fmt.Sprintf("other containers not checked: Docker %s (%s)", d.Status, nonEmpty(d.Err, "no detail")), lvl, true
 		},
 		remedy: func(s subject) []string {
-			return []string{"Give preflight GET access to the Docker API (see README), or pass --docker off."}
+			return []string{"Give preflight a GET-only Docker API (a socket proxy), or pass --docker off."}
 		},
 	},
 }

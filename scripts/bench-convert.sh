@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of `preflight convert` behind the README's convert figures:
+# Benchmark of `preflight convert` behind the convert figures of docs/performance.md:
 # a database whose 1 GiB WAL holds every row (copied while the writer was
 # connected, as a crash leaves it), converted side by side on identical
 # copies by Debian's sqlite3 (PRAGMA wal_checkpoint(TRUNCATE);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Discovery on a slow share, behind the README's figure: a WAL database
+# Discovery on a slow share, behind the figure in docs/performance.md: a WAL database
 # beside cache/ with 100,000 one-byte files, checked through a FUSE
 # loopback mount typed fuse.grpcfuse (internal/fuseloop, Docker Desktop's
 # share as a container sees it) and on the local filesystem. Needs Linux,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Database-health benchmarks behind the README's figures: WAL validation of a
+# Database-health benchmarks behind the figures in docs/performance.md: WAL validation of a
 # 1 GiB WAL against cat, its peak memory, and `check --deep` of a 1 GiB
 # healthy database beside sqlite3's own quick_check on the same file.
 # Needs about 3 GiB free in $TMPDIR; takes a few minutes.

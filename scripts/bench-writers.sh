@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Live-writer benchmarks behind the README's figures: a /proc scan over
+# Live-writer benchmarks behind the figures in docs/performance.md: a /proc scan over
 # about 2,000 processes, the Docker container lookup with 200 containers on
 # the engine, and what the Docker probe adds to `preflight run`. Needs root,
 # a running Docker engine and hyperfine; takes a few minutes (200 containers

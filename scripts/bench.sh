@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks behind the README's performance table. Needs root (for private
+# Benchmarks behind the performance table of docs/performance.md. Needs root (for private
 # PID and mount namespaces with 1,000 tmpfs mounts), hyperfine and sqlite3
 # (installed from Debian's packages when missing).
 #

@@ -8,7 +8,7 @@
 # same bytes, and that the file names docs/install.md tells users to
 # download are the ones the build makes. Prints each binary's size and
 # fails when one is over its size budget (scripts/release-verify.sh holds
-# the budgets; the README's size table has the figures).
+# the budgets; docs/performance.md's size table has the figures).
 #
 #   scripts/release-check.sh
 #

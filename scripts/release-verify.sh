@@ -29,7 +29,7 @@ bad() {
 
 # Size budgets of the stripped binaries, in bytes, one per line: BINARY
 # GOOS/GOARCH BYTES; the first line whose binary and platform match
-# applies (* is any platform). The README's size table has each target's
+# applies (* is any platform). docs/performance.md's size table has each target's
 # figure. The image's binary (preflight-nocompose) has 16 MiB on every
 # architecture and, on linux/amd64, 300,000 bytes over the 15,696,034 it
 # had before SARIF, so that the in-pod Kubernetes probe still fits. The

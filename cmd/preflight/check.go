@@ -15,27 +15,28 @@ import (
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // CheckFlags are the flags shared by check and run.
 type CheckFlags struct {
-	DataDir  []string `name:"data-dir" env:"PREFLIGHT_DATA_DIR" sep:"none" placeholder:"DIR" help:"Data directory or database file to check (repeatable; env: comma-separated list)."`
+	DataDir  []string `name:"data-dir" brief:"Data directory or database file (repeatable)." env:"PREFLIGHT_DATA_DIR" sep:"none" placeholder:"DIR" help:"Data directory or database file to check (repeatable; env: comma-separated list)."`
 	Ignore   []string `name:"ignore" env:"PREFLIGHT_IGNORE" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
-	MaxDepth int      `name:"max-depth" env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below a data directory to search for databases."`
+	MaxDepth int      `name:"max-depth" brief:"Directory levels searched for databases." env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below a data directory to search for databases."`
 
-	SniffMax  int           `name:"sniff-max" env:"PREFLIGHT_SNIFF_MAX" default:"2000" help:"Per data directory, at most this many files without a database name (*.db, *.sqlite, *.sqlite3, *.db3) and of at least 512 bytes are opened to look for the SQLite header; -1 is no limit."`
-	SniffTime time.Duration `name:"sniff-time" env:"PREFLIGHT_SNIFF_TIME" default:"1s" help:"Per data directory, how long after its search starts files without a database name are still looked at (size, then header); -1s is no limit."`
+	SniffMax  int           `name:"sniff-max" brief:"Files without a database name to sniff; -1: all." env:"PREFLIGHT_SNIFF_MAX" default:"2000" help:"Per data directory, at most this many files without a database name (*.db, *.sqlite, *.sqlite3, *.db3) and of at least 512 bytes are opened to look for the SQLite header; -1 is no limit."`
+	SniffTime time.Duration `name:"sniff-time" brief:"Time to sniff files without a database name." env:"PREFLIGHT_SNIFF_TIME" default:"1s" help:"Per data directory, how long after its search starts files without a database name are still looked at (size, then header); -1s is no limit."`
 
-	FSTimeout time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a data directory to answer a stat and a directory read (a stuck FUSE daemon or NFS server)."`
-	ProbeFS   bool          `name:"probe-fs" env:"PREFLIGHT_PROBE_FS" help:"Test the filesystem with a temporary file: shared mmap and POSIX locks (the only probe that writes)."`
+	FSTimeout time.Duration `name:"fs-timeout" brief:"Longest wait for a stat and a directory read." default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a data directory to answer a stat and a directory read (a stuck FUSE daemon or NFS server)."`
+	ProbeFS   bool          `name:"probe-fs" brief:"Test mmap and POSIX locks with a temporary file." env:"PREFLIGHT_PROBE_FS" help:"Test the filesystem with a temporary file: shared mmap and POSIX locks (the only probe that writes)."`
 
-	Docker        string        `name:"docker" enum:"auto,off,required" default:"auto" env:"PREFLIGHT_DOCKER" help:"Look for other containers using the data through the Docker Engine API: auto (when reachable), off, or required (an engine that does not answer is an error)."`
+	Docker        string        `name:"docker" brief:"Look for other containers: auto, off, required." enum:"auto,off,required" default:"auto" env:"PREFLIGHT_DOCKER" help:"Look for other containers using the data through the Docker Engine API: auto (when reachable), off, or required (an engine that does not answer is an error)."`
 	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
 
-	Kube        string        `name:"kube" enum:"auto,off,required" default:"auto" env:"PREFLIGHT_KUBE" help:"Look for other pods using the data through the Kubernetes API: auto (in a pod, or with --kubeconfig), off, or required (an API that does not answer is an error)."`
+	Kube        string        `name:"kube" brief:"Look for other pods: auto, off, required." enum:"auto,off,required" default:"auto" env:"PREFLIGHT_KUBE" help:"Look for other pods using the data through the Kubernetes API: auto (in a pod, or with --kubeconfig), off, or required (an API that does not answer is an error)."`
 	KubeTimeout time.Duration `name:"kube-timeout" default:"2s" env:"PREFLIGHT_KUBE_TIMEOUT" help:"Longest wait for the Kubernetes API."`
-	Kubeconfig  string        `name:"kubeconfig" env:"PREFLIGHT_KUBECONFIG,KUBECONFIG" placeholder:"FILE" help:"Reach the Kubernetes API through this kubeconfig (server, CA, token or client certificate; the first existing file of a KUBECONFIG list) instead of the in-cluster service account."`
-	Pod         string        `name:"pod" env:"PREFLIGHT_POD" placeholder:"NAMESPACE/NAME" help:"The pod whose data this is (default: POD_NAMESPACE/POD_NAME from the downward API, else the hostname)."`
+	Kubeconfig  string        `name:"kubeconfig" brief:"Reach the API through this kubeconfig." env:"PREFLIGHT_KUBECONFIG,KUBECONFIG" placeholder:"FILE" help:"Reach the Kubernetes API through this kubeconfig (server, CA, token or client certificate; the first existing file of a KUBECONFIG list) instead of the in-cluster service account."`
+	Pod         string        `name:"pod" brief:"Our pod (default: POD_NAMESPACE/POD_NAME)." env:"PREFLIGHT_POD" placeholder:"NAMESPACE/NAME" help:"The pod whose data this is (default: POD_NAMESPACE/POD_NAME from the downward API, else the hostname)."`
 }
 
 // options builds preflight.Options from the flags, reading the saved mount
@@ -90,7 +91,7 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 	}
 	for _, id := range f.Ignore {
 		if !known[id] {
-			fmt.Fprintf(g.stderr, "preflight: warning: --ignore %s: no finding has this ID (see the README's findings table)\n", id)
+			fmt.Fprintf(g.stderr, "preflight: warning: --ignore %s: no finding has this ID (see "+rules.DocsURL+"reference/findings/)\n", id)
 		}
 	}
 	if g.Mountinfo != "" {
@@ -108,15 +109,15 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 type CheckCmd struct {
 	Paths []string `arg:"" optional:"" name:"path" help:"Data directory or database file; given PATHs replace PREFLIGHT_DATA_DIR (default: --data-dir, PREFLIGHT_DATA_DIR)."`
 	CheckFlags
-	Format    string        `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1) or sarif (SARIF 2.1.0, for code scanning)."`
-	FailOn    string        `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
-	Watch     time.Duration `name:"watch" default:"0s" env:"PREFLIGHT_WATCH" help:"Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off."`
-	Container string        `name:"container" env:"PREFLIGHT_CONTAINER" placeholder:"NAME" help:"Check PATHs as container NAME sees them: its mounts (docker inspect) mapped to this host and classified here."`
+	Format    string        `name:"format" brief:"Output: text, json (preflight/v1) or sarif." enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1) or sarif (SARIF 2.1.0, for code scanning)."`
+	FailOn    string        `name:"fail-on" brief:"Lowest level that fails: warn, error or never." enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
+	Watch     time.Duration `name:"watch" brief:"Watch -wal and -shm this long for unseen writers." default:"0s" env:"PREFLIGHT_WATCH" help:"Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off."`
+	Container string        `name:"container" brief:"Check PATHs as container NAME sees them." env:"PREFLIGHT_CONTAINER" placeholder:"NAME" help:"Check PATHs as container NAME sees them: its mounts (docker inspect) mapped to this host and classified here."`
 
-	Deep        bool          `name:"deep" env:"PREFLIGHT_DEEP" help:"Also check database health: WAL frame chain, hot journals, header bytes, and PRAGMA quick_check on a read-only connection, with damage classified (--deep=full runs integrity_check)."`
-	DeepMode    string        `name:"deep-mode" enum:"quick,full" default:"quick" env:"PREFLIGHT_DEEP_MODE" help:"quick_check or integrity_check for --deep (--deep=full is --deep --deep-mode full)."`
-	BusyTimeout time.Duration `name:"busy-timeout" default:"1s" env:"PREFLIGHT_BUSY_TIMEOUT" help:"With --deep, longest wait on another process's lock before reporting 'integrity not checked'."`
-	TmpDir      string        `name:"tmp-dir" env:"PREFLIGHT_TMP_DIR" placeholder:"DIR" help:"With --deep, where to make the private copy a database is checked on (across a share, or a WAL database no process has open); default $TMPDIR, else /tmp. It needs room for the database and its -wal."`
+	Deep        bool          `name:"deep" brief:"Also check health: WAL chain, quick_check." env:"PREFLIGHT_DEEP" help:"Also check database health: WAL frame chain, hot journals, header bytes, and PRAGMA quick_check on a read-only connection, with damage classified (--deep=full runs integrity_check)."`
+	DeepMode    string        `name:"deep-mode" brief:"quick (quick_check) or full (integrity_check)." enum:"quick,full" default:"quick" env:"PREFLIGHT_DEEP_MODE" help:"quick_check or integrity_check for --deep (--deep=full is --deep --deep-mode full)."`
+	BusyTimeout time.Duration `name:"busy-timeout" brief:"With --deep, longest wait on another's lock." default:"1s" env:"PREFLIGHT_BUSY_TIMEOUT" help:"With --deep, longest wait on another process's lock before reporting 'integrity not checked'."`
+	TmpDir      string        `name:"tmp-dir" brief:"With --deep, where the private copy is made." env:"PREFLIGHT_TMP_DIR" placeholder:"DIR" help:"With --deep, where to make the private copy a database is checked on (across a share, or a WAL database no process has open); default $TMPDIR, else /tmp. It needs room for the database and its -wal."`
 }
 
 // Run checks the paths, renders the report and exits by the verdict.

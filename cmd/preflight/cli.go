@@ -25,6 +25,7 @@ type runner interface{ Run(g *Globals) error }
 // flagSpec is one flag read from a field's tags.
 type flagSpec struct {
 	name, short, help, placeholder, def, xor string
+	brief                                    string   // --help's shorter help (tag brief); the reference has help
 	enum                                     []string // nil: any value
 	envs                                     []string // variables, first wins
 	required                                 bool
@@ -85,7 +86,7 @@ func newFlagSpec(f reflect.StructField, fv reflect.Value) *flagSpec {
 	if name == "" {
 		name = strings.ToLower(f.Name)
 	}
-	fs := &flagSpec{name: name, short: f.Tag.Get("short"), help: f.Tag.Get("help"),
+	fs := &flagSpec{name: name, short: f.Tag.Get("short"), help: f.Tag.Get("help"), brief: f.Tag.Get("brief"),
 		placeholder: f.Tag.Get("placeholder"), def: f.Tag.Get("default"), xor: f.Tag.Get("xor"),
 		required: hasTag(f, "required"), field: fv}
 	if e, ok := f.Tag.Lookup("enum"); ok {
@@ -94,7 +95,7 @@ func newFlagSpec(f reflect.StructField, fv reflect.Value) *flagSpec {
 	switch env := f.Tag.Get("env"); env {
 	case "-":
 	case "":
-		fs.envs = []string{"PREFLIGHT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))}
+		fs.envs = []string{derivedEnv(name)}
 	default:
 		fs.envs = strings.Split(env, ",")
 	}

@@ -97,7 +97,7 @@ func TestComposeGolden(t *testing.T) {
 	}
 }
 
-// verdictExit returns the exit code the README's table gives the verdict
+// verdictExit returns the exit code the exit-code table gives the verdict
 // printed on compose's last line (--fail-on error, compose's default): 3
 // for unsafe, 0 otherwise.
 func verdictExit(t *testing.T, out string) int {

@@ -28,7 +28,7 @@ const (
 
 // exitTable is the one exit-code table: --help prints code and meaning
 // (exitCodesHelp), docs/reference/exit-codes.md adds the detail (generated
-// by TestDocs). Keep the README's table in step (TestREADMEExitCodes).
+// by TestDocs; TestDocsExitCodes checks it against the constants).
 var exitTable = []struct {
 	code            int
 	meaning, detail string

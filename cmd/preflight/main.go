@@ -5,7 +5,7 @@
 // or as JSON with --format json. Everything else (errors, hints, the log of
 // `preflight run`) goes to stderr, as `preflight: error: ...` and
 // `preflight: hint: ...` lines, without colour. The exit code follows one
-// table (exitcode.go), printed in --help and the README.
+// table (exitcode.go), printed in --help and on the docs site.
 package main
 
 import (
@@ -32,7 +32,7 @@ var version = ""
 
 // Globals are flags shared by every command.
 type Globals struct {
-	Mountinfo string `name:"mountinfo" env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify paths against a mount table saved on another machine (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. The paths are that machine's: nothing on this machine is read."`
+	Mountinfo string `name:"mountinfo" brief:"Classify against a mount table saved elsewhere." env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify paths against a mount table saved on another machine (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. The paths are that machine's: nothing on this machine is read."`
 	Version   bool   `name:"version" env:"-" help:"Print the version and exit."`
 
 	// ctx ends on SIGINT or SIGTERM (main) and is passed to every probe

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // ranError is what a command's Run returned (nil included): anything
@@ -26,7 +29,7 @@ const helpWidth = 80
 func newRoot(g *Globals, tree []command) *cobra.Command {
 	global := &cmdSpec{}
 	readSpec(reflect.ValueOf(g), global)
-	root := &cobra.Command{Use: "preflight", Short: "Keep SQLite databases safe inside containers.", Long: description,
+	root := &cobra.Command{Use: "preflight", Short: "Keep SQLite databases safe inside containers.", Long: description, Example: rootExample,
 		Args: cobra.ArbitraryArgs, SilenceErrors: true, SilenceUsage: true}
 	// cobra's own help [COMMAND] and completion bash|zsh|fish|powershell
 	// commands; help prints through the help function below.
@@ -64,7 +67,7 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 		for _, a := range spec.args {
 			use += " " + argUsage(a)
 		}
-		c := &cobra.Command{Use: use, Short: help, Hidden: hidden(cm.name), Args: cobra.ArbitraryArgs}
+		c := &cobra.Command{Use: use, Short: help, Example: examples[strings.TrimPrefix(parent.CommandPath()+" "+cm.name, "preflight ")], Hidden: hidden(cm.name), Args: cobra.ArbitraryArgs}
 		for _, fs := range spec.flags {
 			fs.register(c.Flags())
 		}
@@ -106,7 +109,11 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 	// cobra's help command prints the root's help for a topic it does not
 	// know, and exits 0: that is a usage error here.
 	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
+		if ex, ok := builtinExamples[c.Name()]; ok {
+			c.Example = ex
+		}
 		if c.Name() == "help" {
 			c.Args = func(_ *cobra.Command, args []string) error {
 				if _, rest, err := root.Find(args); err != nil || len(rest) > 0 {
@@ -147,13 +154,44 @@ func writeHelp(w io.Writer, c *cobra.Command, global, spec *cmdSpec) {
 		}
 		b.WriteString("\nArguments:\n" + table(rows))
 	}
-	rows := [][2]string{{"-h, --help", "Show context-sensitive help."}}
-	for _, fs := range append(append([]*flagSpec(nil), global.flags...), spec.flags...) {
-		rows = append(rows, flagRow(fs))
+	if c.Example != "" {
+		b.WriteString("\nExamples:\n")
+		for _, line := range strings.Split(c.Example, "\n") {
+			b.WriteString("  " + line + "\n")
+		}
 	}
-	b.WriteString("\nFlags:\n" + table(rows))
+	help := [2]string{"-h, --help", "Show context-sensitive help."}
+	if !c.HasParent() {
+		rows := [][2]string{help}
+		for _, fs := range global.flags {
+			rows = append(rows, flagRow(fs))
+		}
+		b.WriteString("\nFlags:\n" + table(rows))
+	} else {
+		// The command's own flags first, then the Docker and Kubernetes
+		// probes' and the global ones, each group in its own table.
+		groups := map[string][][2]string{}
+		for _, fs := range spec.flags {
+			groups[flagGroups[fs.name]] = append(groups[flagGroups[fs.name]], flagRow(fs))
+		}
+		groups["Global flags"] = [][2]string{help}
+		for _, fs := range global.flags {
+			groups["Global flags"] = append(groups["Global flags"], flagRow(fs))
+		}
+		width := 0
+		for _, rows := range groups {
+			width = max(width, columnWidth(rows))
+		}
+		for _, g := range []string{"", "Docker flags", "Kubernetes flags", "Global flags"} {
+			if len(groups[g]) > 0 {
+				b.WriteString("\n" + cmp.Or(g, "Flags") + ":\n" + tableAt(groups[g], width))
+			}
+		}
+	}
+	b.WriteString("\nEvery flag is also an environment variable, $PREFLIGHT_ and its name\n" +
+		"(--fail-on: $PREFLIGHT_FAIL_ON); a flag given wins. Others are named above.\n")
 	if c.HasParent() && c.HasAvailableSubCommands() {
-		rows = nil
+		var rows [][2]string
 		for _, sub := range c.Commands() {
 			if !sub.Hidden {
 				rows = append(rows, [2]string{sub.Name(), sub.Short})
@@ -161,8 +199,12 @@ func writeHelp(w io.Writer, c *cobra.Command, global, spec *cmdSpec) {
 		}
 		b.WriteString("\nCommands:\n" + table(rows))
 	}
+	if c.HasParent() {
+		page := "preflight_" + strings.ReplaceAll(c.CommandPath()[len("preflight "):], " ", "_")
+		b.WriteString("Every flag in full: " + rules.DocsURL + "reference/cli/" + page + "/\n")
+	}
 	if !c.HasParent() {
-		rows = nil
+		var rows [][2]string
 		for _, sub := range c.Commands() {
 			if !sub.Hidden {
 				rows = append(rows, [2]string{sub.Name(), sub.Short})
@@ -226,8 +268,8 @@ func flagRow(fs *flagSpec) [2]string {
 			left += fs.value.(*sliceValue).sep + "..."
 		}
 	}
-	help := fs.help
-	if len(fs.envs) > 0 {
+	help := cmp.Or(fs.brief, fs.help)
+	if !slices.Equal(fs.envs, []string{derivedEnv(fs.name)}) && len(fs.envs) > 0 {
 		envs := make([]string, len(fs.envs))
 		for i, e := range fs.envs {
 			envs[i] = "$" + e
@@ -242,12 +284,34 @@ func flagRow(fs *flagSpec) [2]string {
 	return [2]string{left, help}
 }
 
+// flagGroups names the help group of a flag that is not the command's
+// own: the Docker and Kubernetes probes' flags, which several commands
+// share. A flag not named here is listed under "Flags:".
+var flagGroups = map[string]string{
+	"docker": "Docker flags", "docker-timeout": "Docker flags",
+	"kube": "Kubernetes flags", "kube-timeout": "Kubernetes flags", "kubeconfig": "Kubernetes flags", "pod": "Kubernetes flags",
+}
+
+// derivedEnv is the variable a flag reads without an env tag:
+// PREFLIGHT_ and its name in capitals, - as _.
+func derivedEnv(name string) string {
+	return "PREFLIGHT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
 // table lays rows out in two columns, the second wrapped at helpWidth.
-func table(rows [][2]string) string {
+func table(rows [][2]string) string { return tableAt(rows, columnWidth(rows)) }
+
+// columnWidth is the width of the rows' first column.
+func columnWidth(rows [][2]string) int {
 	width := 0
 	for _, r := range rows {
 		width = max(width, len(r[0]))
 	}
+	return width
+}
+
+// tableAt is table with the first column width columns wide.
+func tableAt(rows [][2]string, width int) string {
 	col := 2 + width + 4
 	var b strings.Builder
 	for _, r := range rows {

@@ -9,27 +9,21 @@ import (
 	"testing"
 )
 
-// TestREADMEExitCodes: the README's exit-code table and --help's
-// "Exit codes:" block list the same codes, and both hold every code of
-// exitcode.go (130 and 143: exitSignal plus SIGINT's and SIGTERM's number).
-func TestREADMEExitCodes(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// TestDocsExitCodes: the docs site's exit-code page (generated from
+// exitTable, kept fresh by TestDocs) and --help's "Exit codes:" block list
+// the same codes, and both hold every code of exitcode.go's constants
+// (130 and 143: exitSignal plus SIGINT's and SIGTERM's number), so a code
+// added to the constants but not to the table fails.
+func TestDocsExitCodes(t *testing.T) {
+	b, err := os.ReadFile("../../docs/reference/exit-codes.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var readme []string
-	in := false
+	var docs []string
 	row := regexp.MustCompile(`^\| ([0-9]+(?:, [0-9]+)*) \|`)
 	for _, line := range strings.Split(string(b), "\n") {
-		switch {
-		case line == "## Exit codes":
-			in = true
-		case strings.HasPrefix(line, "## "):
-			in = false
-		case in:
-			if m := row.FindStringSubmatch(line); m != nil {
-				readme = append(readme, strings.Split(m[1], ", ")...)
-			}
+		if m := row.FindStringSubmatch(line); m != nil {
+			docs = append(docs, strings.Split(m[1], ", ")...)
 		}
 	}
 	out, _, code := runMain(t, "--help")
@@ -46,8 +40,8 @@ func TestREADMEExitCodes(t *testing.T) {
 	for _, c := range []int{exitOK, exitInternal, exitUsage, exitUnsafe, exitWarn, exitLoss, exitCannotExec, exitNotFound, exitSignal + 2, exitSignal + 15} {
 		want = append(want, strconv.Itoa(c))
 	}
-	if !slices.Equal(readme, want) {
-		t.Errorf("README.md's exit-code table lists %q, want %q", readme, want)
+	if !slices.Equal(docs, want) {
+		t.Errorf("docs/reference/exit-codes.md lists %q, want %q", docs, want)
 	}
 	if !slices.Equal(help, want) {
 		t.Errorf("--help lists exit codes %q, want %q", help, want)
