@@ -95,7 +95,7 @@ smoke_arch() { # NAME GOARCH GOARM
 	diff -u "$work/mounts-amd64.txt" "$work/mounts-$name.txt" || fail "$name mounts differs from amd64"
 
 	code=0
-	"$bin" check --format json "$work/data" >"$work/check-$name.json" || code=$?
+	"$bin" check --ignore wal-reset-bug --format json "$work/data" >"$work/check-$name.json" || code=$?
 	[ "$code" -eq 0 ] || fail "$name check: exit $code"
 	[ "$(writer_of "$work/check-$name.json" "$holder")" = "$want" ] ||
 		fail "$name check: writer $(writer_of "$work/check-$name.json" "$holder"), want $want"
@@ -139,6 +139,8 @@ echo "cross-smoke: $SECONDS s: windows/amd64 (vet, build), darwin/arm64 (build):
 
 register_binfmt
 mkdir -p "$work/data" "$work/empty"
+# Debian's sqlite3 (3.40.1) has the WAL-reset bug, so each check ignores
+# wal-reset-bug: the warning is right, and not what is tested here.
 sqlite3 "$work/data/app.db" 'pragma journal_mode=wal; create table t(a); insert into t values (1);' >/dev/null
 mkfifo "$work/sql"
 sqlite3 "$work/data/app.db" <"$work/sql" >/dev/null &
@@ -147,7 +149,7 @@ exec 3>"$work/sql"
 echo 'select count(*) from t;' >&3
 build linux amd64 "" "$work/preflight-amd64"
 "$work/preflight-amd64" mounts "$work/data" >"$work/mounts-amd64.txt"
-"$work/preflight-amd64" check --format json "$work/data" >"$work/check-amd64.json"
+"$work/preflight-amd64" check --ignore wal-reset-bug --format json "$work/data" >"$work/check-amd64.json"
 want=$(writer_of "$work/check-amd64.json" "$holder")
 [ "$want" != "[]" ] || fail "amd64 check: writer $holder not found"
 smoke_arch arm64 arm64 ""
