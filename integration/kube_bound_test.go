@@ -74,7 +74,7 @@ func TestRunHostileKubePage(t *testing.T) {
 			id := startApp(t, "--memory", "128m", "--memory-swap", "128m", "--network", "host",
 				"-v", vol+":/data", "-v", kc+":/run/kubeconfig:ro",
 				"-e", "PREFLIGHT_KUBECONFIG=/run/kubeconfig", "-e", "POD_NAMESPACE=app", "-e", "POD_NAME=me",
-				"-e", "PREFLIGHT_DOCKER=off", "-e", "DEMO_ROWS=1", image)
+				"-e", "PREFLIGHT_DOCKER=off", "-e", "DEMO_ROWS=1", "-e", "PREFLIGHT_LOG_FORMAT=json", image)
 			wantCode(t, docker(t, "wait", id), 0)
 			took := ranFor(t, id)
 			if limit := 2*time.Second + 5*time.Second; took > limit {
@@ -83,7 +83,10 @@ func TestRunHostileKubePage(t *testing.T) {
 			logs := docker(t, "logs", id)
 			t.Logf("container ran %s; stderr:\n%s", took, logs.stderr)
 			wantContains(t, "app stdout", logs.stdout, "demoapp: pid=1 journal_mode=wal db=/data/app.db")
-			wantContains(t, "preflight stderr", logs.stderr, "preflight: info: kube-unreachable: other pods not checked")
+			// The log is JSON (--log-format json): the one-line text log
+			// names the finding only, the JSON keeps its message.
+			wantContains(t, "preflight stderr", logs.stderr, `{"level":"info","id":"kube-unreachable",`)
+			wantContains(t, "preflight stderr", logs.stderr, "other pods not checked")
 			wantContains(t, "preflight stderr", logs.stderr, "a page of more than the 250 items asked for")
 		})
 	}
