@@ -266,6 +266,12 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 			}
 		}
 		var d DataDir
+		if read != "" && inv.OnEngineHost && root != "" && !sameFile(ctx, read, root, dest) {
+			// A bind source repointed (a symlink changed, a directory
+			// renamed) since the container started: the host path is
+			// another directory, the container's root is the truth.
+			read = ""
+		}
 		switch {
 		case read != "" && inv.OnEngineHost:
 			am.ReadVia, am.Local = ReadHostPath, read
@@ -377,6 +383,21 @@ func containerRoot(ctx context.Context, c *docker.Container, proc string) (strin
 		return "", fmt.Sprintf("%s: %v", root, err)
 	}
 	return root, ""
+}
+
+// sameFile reports whether the host path local is the file the container
+// whose root is root has at dest (same device and inode), or could not
+// tell within 1s (a stuck filesystem: the host path is read, bounded).
+func sameFile(ctx context.Context, local, root, dest string) bool {
+	same, answered := fsbound.Within(ctx, time.Second, func() bool {
+		hd, hi, err := rawfile.StatInRoot("/", local)
+		if err != nil {
+			return true // the host path's read says why
+		}
+		cd, ci, err := rawfile.StatInRoot(root, dest)
+		return err != nil || hd == cd && hi == ci
+	})
+	return same || !answered
 }
 
 // readSmall reads at most 64 KiB of a /proc file.

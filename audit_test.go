@@ -408,3 +408,37 @@ func BenchmarkAudit200(b *testing.B) {
 	}
 	b.ReportMetric(float64(most)/(1<<20), "peak-MiB")
 }
+
+// TestAuditHostPathRepointed: a bind whose source is a symlink the owner
+// repointed after the container started (to /etc here: a decoy directory)
+// is not what the container has at its destination. On the engine host
+// with the host's PID namespace, the audit sees that the host path is
+// another directory and reads the container's own root, where its WAL
+// database is: the container is not dropped as holding nothing.
+func TestAuditHostPathRepointed(t *testing.T) {
+	decoy := t.TempDir() // stands for this machine's /etc
+	link := filepath.Join(t.TempDir(), "appdata")
+	if err := os.Symlink(decoy, link); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testdb.Make(t, filepath.Join(root, "data", "app.db"), "wal", 1)
+	proc := t.TempDir()
+	fakeProc(t, proc, 400, hexID(8), root)
+	cs := []fakeContainer{{id: hexID(8), name: "repointed", image: "example/app", state: "running", pid: 400,
+		mounts: `{"Type":"bind","Source":"` + link + `","Destination":"/data","RW":true}`}}
+	ar := audit(t, auditEngine(t, map[string]any{"OSType": "linux"}, t.TempDir(), "", cs...), preflight.AuditOptions{Proc: proc})
+	if !ar.OnEngineHost || len(ar.Containers) != 1 {
+		t.Fatalf("Audit(bind source repointed) on_engine_host %v, %d containers; want true, 1 (its database is in its root)", ar.OnEngineHost, len(ar.Containers))
+	}
+	c := ar.Containers[0]
+	if m := c.Mounts[0]; m.ReadVia != preflight.ReadContainerRoot {
+		t.Errorf("Audit(bind source repointed) mount %+v, want read via container-root", m)
+	}
+	if db := c.Report.DataDirs[0].Databases; len(db) != 1 || filepath.Base(db[0].Path) != "app.db" || db[0].JournalMode != "wal" {
+		t.Errorf("Audit(bind source repointed) databases %+v, want app.db in wal", db)
+	}
+}

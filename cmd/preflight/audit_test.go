@@ -160,7 +160,9 @@ func loadAuditSchema(t *testing.T) *jsonschema.Schema {
 
 // TestAuditHostileNames: a container whose name, image and compose labels
 // carry newlines, tabs and terminal escapes cannot add a row, shift a
-// column or colour the terminal: every cell is one escaped line.
+// column or colour the terminal, and a mount destination with a bidi
+// override or a C1 CSI (printable ASCII otherwise) cannot reorder or
+// colour a line: every cell is one escaped line.
 func TestAuditHostileNames(t *testing.T) {
 	root := t.TempDir()
 	bind := filepath.Join(root, "bind")
@@ -178,7 +180,7 @@ func TestAuditHostileNames(t *testing.T) {
 		"/v1.41/volumes": `{"Volumes":[]}`,
 		"/v1.41/containers/json": `[{"Id":"` + id + `","Names":["/` + evil + `"],"Image":"` + evil + `","State":"running",` +
 			`"Labels":{"com.docker.compose.project":"` + evil + `","com.docker.compose.service":"s\t","com.docker.compose.config-hash":"h"},` +
-			`"Mounts":[{"Type":"bind","Source":"` + bind + `","Destination":"/data","RW":true}]}]`,
+			`"Mounts":[{"Type":"bind","Source":"` + bind + `","Destination":"/data\u202eko \u009b32m","RW":true}]}]`,
 		"/v1.41/containers/" + id + "/json": `{"Id":"` + id + `","State":{"Status":"running","Pid":0}}`,
 	})
 	t.Setenv("DOCKER_HOST", e.Host)
@@ -186,8 +188,8 @@ func TestAuditHostileNames(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("audit: exit %d\n%s%s", code, out, stderr)
 	}
-	if strings.ContainsAny(out, "\t\x1b") {
-		t.Errorf("audit output holds a raw tab or escape:\n%q", out)
+	if strings.ContainsAny(out, "\t\x1b\u009b\u202e") {
+		t.Errorf("audit output holds a raw tab, escape, C1 CSI or bidi override:\n%q", out)
 	}
 	var rows []string
 	for _, l := range strings.Split(out, "\n") {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/shell"
@@ -283,9 +284,12 @@ func summary(d preflight.DataDir) string {
 	return fs + ", " + dbs
 }
 
-// oneLine escapes control characters so that s prints on one line.
+// oneLine escapes what a terminal would act on so that s prints on one
+// line as written: control characters (C0, DEL and C1, whose U+009B is a
+// CSI), bidi overrides and other format characters, invalid UTF-8 (every
+// rune strconv.IsPrint refuses but the space).
 func oneLine(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) < 0 {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
 		return s
 	}
 	q := strconv.Quote(s)
