@@ -299,7 +299,9 @@ func (k kind) policy(name, held string) validatingAdmissionPolicy {
 // dataExpr is the CEL expression of the variable "data": for each
 // container whose image is in the catalogue, for each data directory of
 // its entry, the names of the volumes it mounts at, above or inside that
-// directory. The entry is found by a chain of conditionals in catalogue
+// directory, or every mount when the container's env sets one of the
+// entry's moved_by settings (a value or a valueFrom, which the policy
+// cannot read; kube -f reads the directory it names). The entry is found by a chain of conditionals in catalogue
 // order, by image repository (compose.Catalogue.MatchHow's first match),
 // then, for an image no entry names, by a path segment equal to an
 // entry's name; consecutive entries with the same data directories share
@@ -313,23 +315,29 @@ func dataExpr(cat *compose.Catalogue) string {
 	type arm struct {
 		re   []string
 		dirs []string
+		envs []string
 	}
 	var arms []arm
-	add := func(re string, dirs []string) {
-		if n := len(arms); n > 0 && slices.Equal(arms[n-1].dirs, dirs) {
+	add := func(re string, a compose.App) {
+		dirs := dirList(a.DataDirs)
+		var envs []string
+		for _, m := range a.MovedBy {
+			envs = append(envs, cel(m.Env))
+		}
+		if n := len(arms); n > 0 && slices.Equal(arms[n-1].dirs, dirs) && slices.Equal(arms[n-1].envs, envs) {
 			arms[n-1].re = append(arms[n-1].re, re)
 			return
 		}
-		arms = append(arms, arm{[]string{re}, dirs})
+		arms = append(arms, arm{[]string{re}, dirs, envs})
 	}
 	for _, a := range cat.Apps {
 		for _, im := range a.Images {
-			add(repoPattern(im), dirList(a.DataDirs))
+			add(repoPattern(im), a)
 		}
 	}
 	for _, a := range cat.Apps {
 		if len(a.DataDirs) > 0 && !strings.ContainsAny(a.Name, " /") {
-			add(`(?:[^/:@]+/)*`+regexp.QuoteMeta(strings.ToLower(a.Name))+`(?:/[^/:@]+)*`, dirList(a.DataDirs))
+			add(`(?:[^/:@]+/)*`+regexp.QuoteMeta(strings.ToLower(a.Name))+`(?:/[^/:@]+)*`, a)
 		}
 	}
 	chain := "[]"
@@ -338,7 +346,13 @@ func dataExpr(cat *compose.Catalogue) string {
 		for _, d := range arms[i].dirs {
 			dirs = append(dirs, cel(d))
 		}
-		chain = fmt.Sprintf("c.image.lowerAscii().matches(%s) ? [%s] : %s", celRaw(imageRegexp(strings.Join(arms[i].re, "|"))), strings.Join(dirs, ", "), chain)
+		held := "[" + strings.Join(dirs, ", ") + "]"
+		if len(arms[i].envs) > 0 {
+			// A setting of the entry's moved_by (compose.App.DataDirsUnder)
+			// moves the data anywhere: every mount holds it.
+			held = fmt.Sprintf("has(c.env) && c.env.exists(e, e.name in [%s] && (has(e.valueFrom) || has(e.value) && e.value.trim() != '')) ? ['/'] : %s", strings.Join(arms[i].envs, ", "), held)
+		}
+		chain = fmt.Sprintf("c.image.lowerAscii().matches(%s) ? (%s) : %s", celRaw(imageRegexp(strings.Join(arms[i].re, "|"))), held, chain)
 	}
 	var all []string
 	for _, a := range arms {

@@ -140,6 +140,8 @@ var policyCases = []struct {
 		deployment("vw-slashes", "", "  replicas: 2\n  strategy: {type: Recreate}", pod(vaultwarden, "/////////", claim, false)), rules.ReplicasOnSQLiteClaim, "data"},
 	{"deployment mounting the root as /./.",
 		deployment("vw-dots", "", "  replicas: 2\n  strategy: {type: Recreate}", pod(vaultwarden, "/./.", claim, false)), rules.ReplicasOnSQLiteClaim, "data"},
+	{"deployment whose environment moves the data directory (DATA_FOLDER)",
+		deployment("vw-moved", "", "  replicas: 2\n  strategy: {type: Recreate}", strings.Replace(pod(vaultwarden, "/srv/vw", claim, false), "          volumeMounts:", "          env: [{name: DATA_FOLDER, value: /srv/vw}]\n          volumeMounts:", 1)), rules.ReplicasOnSQLiteClaim, "data"},
 	{"deployment of an unrelated directory",
 		deployment("vw-other", "", "  replicas: 2\n  strategy: {type: Recreate}", pod(vaultwarden, "/srv/backup", claim, false)), "", ""},
 	{"deployment, read-only mount",
