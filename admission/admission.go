@@ -299,9 +299,8 @@ func (k kind) policy(name, held string) validatingAdmissionPolicy {
 // dataExpr is the CEL expression of the variable "data": for each
 // container whose image is in the catalogue, for each data directory of
 // its entry, the names of the volumes it mounts at, above or inside that
-// directory, or every mount when the container's env sets one of the
-// entry's moved_by settings (a value or a valueFrom, which the policy
-// cannot read; kube -f reads the directory it names). The entry is found by a chain of conditionals in catalogue
+// directory, or the directories the container's env moves them to (one of
+// the entry's moved_by settings). The entry is found by a chain of conditionals in catalogue
 // order, by image repository (compose.Catalogue.MatchHow's first match),
 // then, for an image no entry names, by a path segment equal to an
 // entry's name; consecutive entries with the same data directories share
@@ -322,7 +321,11 @@ func dataExpr(cat *compose.Catalogue) string {
 		dirs := dirList(a.DataDirs)
 		var envs []string
 		for _, m := range a.MovedBy {
-			envs = append(envs, cel(m.Env))
+			suffix := "''" // a file: every directory
+			if m.Kind == "dir" {
+				suffix = cel(m.Suffix + "/")
+			}
+			envs = append(envs, cel(m.Env)+": "+suffix)
 		}
 		if n := len(arms); n > 0 && slices.Equal(arms[n-1].dirs, dirs) && slices.Equal(arms[n-1].envs, envs) {
 			arms[n-1].re = append(arms[n-1].re, re)
@@ -348,9 +351,13 @@ func dataExpr(cat *compose.Catalogue) string {
 		}
 		held := "[" + strings.Join(dirs, ", ") + "]"
 		if len(arms[i].envs) > 0 {
-			// A setting of the entry's moved_by (compose.App.DataDirsUnder)
-			// moves the data anywhere: every mount holds it.
-			held = fmt.Sprintf("has(c.env) && c.env.exists(e, e.name in [%s] && (has(e.valueFrom) || has(e.value) && e.value.trim() != '')) ? ['/'] : %s", strings.Join(arms[i].envs, ", "), held)
+			// A setting of the entry's moved_by given in env
+			// (compose.App.DataDirsUnder; a valueFrom is unknown, as
+			// kube -f takes it): an absolute directory, with its suffix,
+			// or else (a file, a URL, a path with . or ..) every mount.
+			moved := fmt.Sprintf("e.name in {%s} && has(e.value) && e.value.trim() != '' && !e.value.contains('$(')", strings.Join(arms[i].envs, ", "))
+			dir := fmt.Sprintf("e.value.startsWith('/') && !e.value.contains('/.') && {%s}[e.name] != '' ? (e.value + {%[1]s}[e.name]).replace('//', '/').replace('//', '/').replace('//', '/') : '/'", strings.Join(arms[i].envs, ", "))
+			held = fmt.Sprintf("has(c.env) && c.env.exists(e, %s) ? c.env.filter(e, %[1]s).map(e, %s) : %s", moved, dir, held)
 		}
 		chain = fmt.Sprintf("c.image.lowerAscii().matches(%s) ? (%s) : %s", celRaw(imageRegexp(strings.Join(arms[i].re, "|"))), held, chain)
 	}
