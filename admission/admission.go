@@ -321,7 +321,7 @@ func dataExpr(cat *compose.Catalogue) string {
 		dirs := dirList(a.DataDirs)
 		var envs []string
 		for _, m := range a.MovedBy {
-			suffix := "''" // a file: every directory
+			suffix := "''" // a file: its directory
 			if m.Kind == "dir" {
 				suffix = cel(m.Suffix + "/")
 			}
@@ -354,9 +354,10 @@ func dataExpr(cat *compose.Catalogue) string {
 			// A setting of the entry's moved_by given in env
 			// (compose.App.DataDirsUnder; a valueFrom is unknown, as
 			// kube -f takes it): an absolute directory, with its suffix,
-			// or else (a file, a URL, a path with . or ..) every mount.
+			// or a file's directory; a URL, a path with . or .. or a
+			// query: every mount.
 			moved := fmt.Sprintf("e.name in {%s} && has(e.value) && e.value.trim() != '' && !e.value.contains('$(')", strings.Join(arms[i].envs, ", "))
-			dir := fmt.Sprintf("e.value.startsWith('/') && !e.value.contains('/.') && {%s}[e.name] != '' ? (e.value + {%[1]s}[e.name]).replace('//', '/').replace('//', '/').replace('//', '/') : '/'", strings.Join(arms[i].envs, ", "))
+			dir := fmt.Sprintf("e.value.startsWith('/') && !e.value.contains('/.') && !e.value.contains('?') ? ({%s}[e.name] != '' ? e.value + {%[1]s}[e.name] : e.value.substring(0, e.value.lastIndexOf('/') + 1)).replace('//', '/').replace('//', '/').replace('//', '/') : '/'", strings.Join(arms[i].envs, ", "))
 			held = fmt.Sprintf("has(c.env) && c.env.exists(e, %s) ? c.env.filter(e, %[1]s).map(e, %s) : %s", moved, dir, held)
 		}
 		chain = fmt.Sprintf("c.image.lowerAscii().matches(%s) ? (%s) : %s", celRaw(imageRegexp(strings.Join(arms[i].re, "|"))), held, chain)
