@@ -299,7 +299,8 @@ func (k kind) policy(name, held string) validatingAdmissionPolicy {
 // dataExpr is the CEL expression of the variable "data": for each
 // container whose image is in the catalogue, for each data directory of
 // its entry, the names of the volumes it mounts at, above or inside that
-// directory. The entry is found by a chain of conditionals in catalogue
+// directory, or the directories the container's env moves them to (one of
+// the entry's moved_by settings). The entry is found by a chain of conditionals in catalogue
 // order, by image repository (compose.Catalogue.MatchHow's first match),
 // then, for an image no entry names, by a path segment equal to an
 // entry's name; consecutive entries with the same data directories share
@@ -313,23 +314,33 @@ func dataExpr(cat *compose.Catalogue) string {
 	type arm struct {
 		re   []string
 		dirs []string
+		envs []string
 	}
 	var arms []arm
-	add := func(re string, dirs []string) {
-		if n := len(arms); n > 0 && slices.Equal(arms[n-1].dirs, dirs) {
+	add := func(re string, a compose.App) {
+		dirs := dirList(a.DataDirs)
+		var envs []string
+		for _, m := range a.MovedBy {
+			suffix := "''" // a file: its directory
+			if m.Kind == "dir" {
+				suffix = cel(m.Suffix + "/")
+			}
+			envs = append(envs, cel(m.Env)+": "+suffix)
+		}
+		if n := len(arms); n > 0 && slices.Equal(arms[n-1].dirs, dirs) && slices.Equal(arms[n-1].envs, envs) {
 			arms[n-1].re = append(arms[n-1].re, re)
 			return
 		}
-		arms = append(arms, arm{[]string{re}, dirs})
+		arms = append(arms, arm{[]string{re}, dirs, envs})
 	}
 	for _, a := range cat.Apps {
 		for _, im := range a.Images {
-			add(repoPattern(im), dirList(a.DataDirs))
+			add(repoPattern(im), a)
 		}
 	}
 	for _, a := range cat.Apps {
 		if len(a.DataDirs) > 0 && !strings.ContainsAny(a.Name, " /") {
-			add(`(?:[^/:@]+/)*`+regexp.QuoteMeta(strings.ToLower(a.Name))+`(?:/[^/:@]+)*`, dirList(a.DataDirs))
+			add(`(?:[^/:@]+/)*`+regexp.QuoteMeta(strings.ToLower(a.Name))+`(?:/[^/:@]+)*`, a)
 		}
 	}
 	chain := "[]"
@@ -338,14 +349,25 @@ func dataExpr(cat *compose.Catalogue) string {
 		for _, d := range arms[i].dirs {
 			dirs = append(dirs, cel(d))
 		}
-		chain = fmt.Sprintf("c.image.lowerAscii().matches(%s) ? [%s] : %s", celRaw(imageRegexp(strings.Join(arms[i].re, "|"))), strings.Join(dirs, ", "), chain)
+		held := "[" + strings.Join(dirs, ", ") + "]"
+		if len(arms[i].envs) > 0 {
+			// A setting of the entry's moved_by given in env
+			// (compose.App.DataDirsUnder; a valueFrom is unknown, as
+			// kube -f takes it): an absolute directory, with its suffix,
+			// or a file's directory; a URL, a path with . or .. or a
+			// query: every mount.
+			moved := fmt.Sprintf("e.name in {%s} && has(e.value) && e.value.trim() != '' && !e.value.contains('$(')", strings.Join(arms[i].envs, ", "))
+			dir := fmt.Sprintf("e.value.startsWith('/') && !e.value.contains('/.') && !e.value.contains('?') ? ({%s}[e.name] != '' ? e.value + {%[1]s}[e.name] : e.value.substring(0, e.value.lastIndexOf('/') + 1)).replace('//', '/').replace('//', '/').replace('//', '/') : '/'", strings.Join(arms[i].envs, ", "))
+			held = fmt.Sprintf("has(c.env) && c.env.exists(e, %s) ? c.env.filter(e, %[1]s).map(e, %s) : %s", moved, dir, held)
+		}
+		chain = fmt.Sprintf("c.image.lowerAscii().matches(%s) ? (%s) : %s", celRaw(imageRegexp(strings.Join(arms[i].re, "|"))), held, chain)
 	}
 	var all []string
 	for _, a := range arms {
 		all = append(all, a.re...)
 	}
 	q := "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
-	return fmt.Sprintf("variables.containers.filter(c, has(c.image) && has(c.volumeMounts) && c.image.lowerAscii().matches(%s)).map(c, (%s).map(d, c.volumeMounts.filter(m, d.startsWith(%s) || %s.startsWith(d) || %s.contains('/../')).map(m, m.name)))",
+	return fmt.Sprintf("variables.containers.filter(c, has(c.image) && has(c.volumeMounts) && c.image.lowerAscii().matches(%s)).map(c, (%s).map(d, c.volumeMounts.filter(m, d.startsWith(%s) || %s.startsWith(d) || %s.matches(r'/\\.{0,2}/')).map(m, m.name)))",
 		celRaw(imageRegexp(strings.Join(all, "|"))), chain, q, q, q)
 }
 
