@@ -225,3 +225,41 @@ func TestAuditEngineHangs(t *testing.T) {
 		t.Errorf("audit against a silent engine: exit %d after %s, want 1 within about 1s\n%s", code, el, stderr)
 	}
 }
+
+// TestAuditLongLabel: a 100 KB compose label does not widen the table:
+// every row stays short, the cell ends in an ellipsis, and the JSON keeps
+// the full value.
+func TestAuditLongLabel(t *testing.T) {
+	root := t.TempDir()
+	bind := filepath.Join(root, "bind")
+	id := strings.Repeat("d4", 32)
+	for _, d := range []string{bind, filepath.Join(root, "containers", id)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testdb.Make(t, filepath.Join(bind, "app.db"), "wal", 1)
+	long := strings.Repeat("p", 100_000)
+	e := fakeengine.Start(t, map[string]string{
+		"/v1.41/version": `{"Version":"27.3.1","ApiVersion":"1.41","Os":"linux"}`,
+		"/v1.41/info":    `{"OSType":"linux","Name":"host","DockerRootDir":"` + root + `"}`,
+		"/v1.41/volumes": `{"Volumes":[]}`,
+		"/v1.41/containers/json": `[{"Id":"` + id + `","Names":["/long"],"Image":"example/long:1","State":"running",` +
+			`"Labels":{"com.docker.compose.project":"` + long + `","com.docker.compose.service":"s","com.docker.compose.config-hash":"h"},` +
+			`"Mounts":[{"Type":"bind","Source":"` + bind + `","Destination":"/data","RW":true}]}]`,
+		"/v1.41/containers/" + id + "/json": `{"Id":"` + id + `","State":{"Status":"running","Pid":0}}`,
+	})
+	t.Setenv("DOCKER_HOST", e.Host)
+	out, stderr, code := runMain(t, "audit")
+	if code != exitOK {
+		t.Fatalf("audit: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > 400 {
+			t.Errorf("audit output line of %d characters, want at most 400: %.120q...", n, l)
+		}
+	}
+	wantIn(t, "audit table", out, "pppp…")
+	js, _, _ := runMain(t, "audit", "--format", "json")
+	wantIn(t, "audit --format json", js, long)
+}
