@@ -158,30 +158,37 @@ func loadAuditSchema(t *testing.T) *jsonschema.Schema {
 	return sch
 }
 
-// TestAuditHostileNames: a container whose name, image and compose labels
-// carry newlines, tabs and terminal escapes cannot add a row, shift a
-// column or colour the terminal: every cell is one escaped line.
-func TestAuditHostileNames(t *testing.T) {
+// oneBindEngine serves one running container (its name, image and compose
+// project and service given as JSON string contents) that binds a
+// directory with a WAL database at /data; it returns the engine's host.
+func oneBindEngine(t *testing.T, id, name, image, project, service string) string {
+	t.Helper()
 	root := t.TempDir()
 	bind := filepath.Join(root, "bind")
-	id := strings.Repeat("c3", 32)
 	for _, d := range []string{bind, filepath.Join(root, "containers", id)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	testdb.Make(t, filepath.Join(bind, "app.db"), "wal", 1)
-	evil := `evil\nok  -  x  /data  local  app.db wal  ok  -\t\u001b[32m`
 	e := fakeengine.Start(t, map[string]string{
 		"/v1.41/version": `{"Version":"27.3.1","ApiVersion":"1.41","Os":"linux"}`,
 		"/v1.41/info":    `{"OSType":"linux","Name":"host","DockerRootDir":"` + root + `"}`,
 		"/v1.41/volumes": `{"Volumes":[]}`,
-		"/v1.41/containers/json": `[{"Id":"` + id + `","Names":["/` + evil + `"],"Image":"` + evil + `","State":"running",` +
-			`"Labels":{"com.docker.compose.project":"` + evil + `","com.docker.compose.service":"s\t","com.docker.compose.config-hash":"h"},` +
+		"/v1.41/containers/json": `[{"Id":"` + id + `","Names":["/` + name + `"],"Image":"` + image + `","State":"running",` +
+			`"Labels":{"com.docker.compose.project":"` + project + `","com.docker.compose.service":"` + service + `","com.docker.compose.config-hash":"h"},` +
 			`"Mounts":[{"Type":"bind","Source":"` + bind + `","Destination":"/data","RW":true}]}]`,
 		"/v1.41/containers/" + id + "/json": `{"Id":"` + id + `","State":{"Status":"running","Pid":0}}`,
 	})
-	t.Setenv("DOCKER_HOST", e.Host)
+	return e.Host
+}
+
+// TestAuditHostileNames: a container whose name, image and compose labels
+// carry newlines, tabs and terminal escapes cannot add a row, shift a
+// column or colour the terminal: every cell is one escaped line.
+func TestAuditHostileNames(t *testing.T) {
+	evil := `evil\nok  -  x  /data  local  app.db wal  ok  -\t\u001b[32m`
+	t.Setenv("DOCKER_HOST", oneBindEngine(t, strings.Repeat("c3", 32), evil, evil, evil, `s\t`))
 	out, stderr, code := runMain(t, "audit")
 	if code != exitOK {
 		t.Fatalf("audit: exit %d\n%s%s", code, out, stderr)
@@ -230,26 +237,8 @@ func TestAuditEngineHangs(t *testing.T) {
 // every row stays short, the cell ends in an ellipsis, and the JSON keeps
 // the full value.
 func TestAuditLongLabel(t *testing.T) {
-	root := t.TempDir()
-	bind := filepath.Join(root, "bind")
-	id := strings.Repeat("d4", 32)
-	for _, d := range []string{bind, filepath.Join(root, "containers", id)} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	testdb.Make(t, filepath.Join(bind, "app.db"), "wal", 1)
 	long := strings.Repeat("p", 100_000)
-	e := fakeengine.Start(t, map[string]string{
-		"/v1.41/version": `{"Version":"27.3.1","ApiVersion":"1.41","Os":"linux"}`,
-		"/v1.41/info":    `{"OSType":"linux","Name":"host","DockerRootDir":"` + root + `"}`,
-		"/v1.41/volumes": `{"Volumes":[]}`,
-		"/v1.41/containers/json": `[{"Id":"` + id + `","Names":["/long"],"Image":"example/long:1","State":"running",` +
-			`"Labels":{"com.docker.compose.project":"` + long + `","com.docker.compose.service":"s","com.docker.compose.config-hash":"h"},` +
-			`"Mounts":[{"Type":"bind","Source":"` + bind + `","Destination":"/data","RW":true}]}]`,
-		"/v1.41/containers/" + id + "/json": `{"Id":"` + id + `","State":{"Status":"running","Pid":0}}`,
-	})
-	t.Setenv("DOCKER_HOST", e.Host)
+	t.Setenv("DOCKER_HOST", oneBindEngine(t, strings.Repeat("d4", 32), "long", "example/long:1", long, "s"))
 	out, stderr, code := runMain(t, "audit")
 	if code != exitOK {
 		t.Fatalf("audit: exit %d\n%s%s", code, out, stderr)
