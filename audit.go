@@ -153,6 +153,7 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 		errText = tableErr.Error()
 	}
 	var all []*Report
+	var roots []string
 	for i := range inv.Containers {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -169,6 +170,7 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 		}
 		ar.Containers = append(ar.Containers, ac.AuditContainer)
 		all = append(all, r)
+		roots = append(roots, ac.root)
 	}
 	auditWriters(ctx, all, inv)
 	worst := report.LevelInfo
@@ -176,6 +178,9 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 		ac := &ar.Containers[i]
 		r := ac.Report
 		r.Findings = judge(r, rules.Input{}, opts.Ignore)
+		if roots[i] != "" {
+			toContainerPaths(r, roots[i])
+		}
 		r.Verdict = report.VerdictOf(r.Worst())
 		r.JournalMode, r.FSClass = rules.JournalMode(r)
 		ac.Verdict = r.Verdict
@@ -199,6 +204,8 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 type auditedContainer struct {
 	AuditContainer
 	hostPID bool
+	// root is the /proc/PID/root its files were read through, or "".
+	root string
 }
 
 // auditPaths finds the paths of c to check and discovers their databases:
@@ -218,7 +225,7 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 		}
 	}
 	root, rootWhy := containerRoot(ctx, c, opts.Proc)
-	ac.hostPID = root != ""
+	ac.hostPID, ac.root = root != "", root
 	var ctable *mounts.Table
 	if root != "" {
 		ctable, _ = fsbound.Within(ctx, time.Second, func() *mounts.Table {
@@ -329,6 +336,30 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 	}
 	ac.Mounts, r.DataDirs = ms, ds
 	return ac
+}
+
+// toContainerPaths names r's data directories, databases and findings by
+// the paths the container sees (/data, not /proc/PID/root/data): root is
+// the /proc/PID/root they were read through. The judging is done; the
+// paths are what the report and its remedies show.
+func toContainerPaths(r *Report, root string) {
+	strip := func(s string) string { return strings.ReplaceAll(s, root+"/", "/") }
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		d.Path, d.Resolved = strip(d.Path), strip(d.Resolved)
+		for j := range d.Databases {
+			db := &d.Databases[j]
+			db.Path, db.Link = strip(db.Path), strip(db.Link)
+		}
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		f.Path, f.Message = strip(f.Path), strip(f.Message)
+		f.Remedy = slices.Clone(f.Remedy)
+		for j := range f.Remedy {
+			f.Remedy[j] = strip(f.Remedy[j])
+		}
+	}
 }
 
 // holdsSQLite reports whether d has a SQLite database, or something that

@@ -442,3 +442,38 @@ func TestAuditHostPathRepointed(t *testing.T) {
 		t.Errorf("Audit(bind source repointed) databases %+v, want app.db in wal", db)
 	}
 }
+
+// TestAuditContainerRootPaths: a container read through /proc/PID/root
+// (an uptime-kuma whose /app/data is in its writable layer) has its
+// findings and remedies name the path as the container sees it, /app/data,
+// never the /proc/PID/root path this process read it by.
+func TestAuditContainerRootPaths(t *testing.T) {
+	proc := t.TempDir()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "app", "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testdb.Make(t, filepath.Join(root, "app", "data", "kuma.db"), "wal", 1)
+	cs := []fakeContainer{{id: hexID(3), name: "kuma", image: "louislam/uptime-kuma:1", state: "running", pid: 103}}
+	fakeProc(t, proc, 103, hexID(3), root)
+	linux := map[string]any{"OSType": "linux", "OperatingSystem": "Debian GNU/Linux 12", "Name": "host"}
+	ar := audit(t, auditEngine(t, linux, "", "", cs...), preflight.AuditOptions{Proc: proc})
+	k := containerNamed(t, ar, "kuma")
+	if !strings.Contains(auditIDs(k), "ephemeral-data-dir") {
+		t.Errorf("Audit(kuma without a volume) findings %s, want ephemeral-data-dir", auditIDs(k))
+	}
+	procDir := filepath.Join(proc, "103")
+	for _, f := range k.Report.Findings {
+		for _, s := range append([]string{f.Path, f.Message}, f.Remedy...) {
+			if strings.Contains(s, procDir) {
+				t.Errorf("Audit finding %s names the /proc path: %q", f.ID, s)
+			}
+		}
+		if f.ID == "ephemeral-data-dir" && f.Path != "/app/data" {
+			t.Errorf("Audit finding ephemeral-data-dir path %q, want /app/data", f.Path)
+		}
+	}
+	if d := k.Report.DataDirs[0]; d.Path != "/app/data" || len(d.Databases) != 1 || d.Databases[0].Path != "/app/data/kuma.db" {
+		t.Errorf("Audit data dir %s databases %+v, want /app/data with /app/data/kuma.db", d.Path, d.Databases)
+	}
+}

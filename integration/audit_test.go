@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -275,4 +276,44 @@ func TestAuditSocketProxy(t *testing.T) {
 	if len(passed) == 0 {
 		t.Errorf("audit sent nothing through the proxy")
 	}
+}
+
+// TestAuditTmpfs: a container with a database on a --tmpfs mount (which
+// the engine lists under HostConfig.Tmpfs, not Mounts) is listed, its
+// /cache a tmpfs that loses the data at every restart, never left out.
+func TestAuditTmpfs(t *testing.T) {
+	requireDocker(t)
+	id := startApp(t, "--tmpfs", "/cache:mode=1777", "-v", hostDir(t)+":/data", "-e", "DEMO_INTERVAL=1h", "--entrypoint", "/demoapp", image)
+	waitLog(t, id, "demoapp: pid=")
+	pid := strings.TrimSpace(docker(t, "inspect", "--format", "{{.State.Pid}}", id).stdout)
+	// Written here and copied in: the container's tmpfs is reached only
+	// through /proc/PID/root, which SQLite's own path resolution leaves.
+	src := filepath.Join(t.TempDir(), "app.db")
+	testdb.Make(t, src, "wal", 1)
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("/proc", pid, "root", "cache", "app.db"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ar := decodeAudit(t, run(t, dockerTimeout, nil, filepath.Join(binDir, "preflight"), "audit", "--format", "json"))
+	for _, c := range ar.Containers {
+		if c.Container.ID != id {
+			continue
+		}
+		for i, m := range c.Mounts {
+			if m.Destination == "/cache" {
+				fs := c.Report.findings()
+				if m.Class != "ephemeral" || fs["ephemeral-data-dir"] == "" {
+					t.Errorf("audit of --tmpfs /cache: class %s findings %v; want ephemeral, ephemeral-data-dir", m.Class, fs)
+				}
+				if dbs := c.Report.DataDirs[i].Databases; len(dbs) != 1 {
+					t.Errorf("audit of --tmpfs /cache: databases %+v, want app.db", dbs)
+				}
+				return
+			}
+		}
+	}
+	t.Errorf("audit: no /cache mount listed for the container on --tmpfs /cache")
 }

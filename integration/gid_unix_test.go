@@ -16,3 +16,12 @@ func fileGID(path string) (string, error) {
 	}
 	return strconv.FormatUint(uint64(st.Gid), 10), nil
 }
+
+// fileUID is the user id of path (stat(2)), as a decimal string.
+func fileUID(path string) (string, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return "", err
+	}
+	return strconv.FormatUint(uint64(st.Uid), 10), nil
+}

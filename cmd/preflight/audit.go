@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/docker"
@@ -98,8 +99,8 @@ func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
 			if class == "" {
 				class = "unknown"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(ct.Name), oneLine(svc), oneLine(ct.Image),
-				oneLine(mountLabel(m)), class, auditDatabases(m, d), ac.Verdict, first)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(ct.Name), cell(svc), cell(ct.Image),
+				cell(mountLabel(m)), class, cell(auditDatabases(m, d)), ac.Verdict, first)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -130,6 +131,21 @@ func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
 	fmt.Fprintf(&b, "\n%s in %s; verdict: %s\n", count(mountsOf(ar), "mount with SQLite data", "mounts with SQLite data"), count(len(ar.Containers), "container", "containers"), ar.Verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// cellWidth is the most runes a table cell shows; the JSON keeps the
+// full value.
+const cellWidth = 48
+
+// cell is s on one escaped line, cut to cellWidth runes with an ellipsis,
+// so that one long name or label cannot widen every row of the table.
+func cell(s string) string {
+	s = oneLine(s)
+	if utf8.RuneCountInString(s) <= cellWidth {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:cellWidth-1]) + "…"
 }
 
 // seenFrom says what this audit could read: the engine host's paths, the

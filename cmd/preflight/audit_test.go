@@ -158,32 +158,39 @@ func loadAuditSchema(t *testing.T) *jsonschema.Schema {
 	return sch
 }
 
-// TestAuditHostileNames: a container whose name, image and compose labels
-// carry newlines, tabs and terminal escapes cannot add a row, shift a
-// column or colour the terminal, and a mount destination with a bidi
-// override or a C1 CSI (printable ASCII otherwise) cannot reorder or
-// colour a line: every cell is one escaped line.
-func TestAuditHostileNames(t *testing.T) {
+// oneBindEngine serves one running container (its name, image and compose
+// project and service given as JSON string contents) that binds a
+// directory with a WAL database at /data; it returns the engine's host.
+func oneBindEngine(t *testing.T, id, name, image, project, service, dest string) string {
+	t.Helper()
 	root := t.TempDir()
 	bind := filepath.Join(root, "bind")
-	id := strings.Repeat("c3", 32)
 	for _, d := range []string{bind, filepath.Join(root, "containers", id)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	testdb.Make(t, filepath.Join(bind, "app.db"), "wal", 1)
-	evil := `evil\nok  -  x  /data  local  app.db wal  ok  -\t\u001b[32m`
 	e := fakeengine.Start(t, map[string]string{
 		"/v1.41/version": `{"Version":"27.3.1","ApiVersion":"1.41","Os":"linux"}`,
 		"/v1.41/info":    `{"OSType":"linux","Name":"host","DockerRootDir":"` + root + `"}`,
 		"/v1.41/volumes": `{"Volumes":[]}`,
-		"/v1.41/containers/json": `[{"Id":"` + id + `","Names":["/` + evil + `"],"Image":"` + evil + `","State":"running",` +
-			`"Labels":{"com.docker.compose.project":"` + evil + `","com.docker.compose.service":"s\t","com.docker.compose.config-hash":"h"},` +
-			`"Mounts":[{"Type":"bind","Source":"` + bind + `","Destination":"/data\u202eko \u009b32m","RW":true}]}]`,
+		"/v1.41/containers/json": `[{"Id":"` + id + `","Names":["/` + name + `"],"Image":"` + image + `","State":"running",` +
+			`"Labels":{"com.docker.compose.project":"` + project + `","com.docker.compose.service":"` + service + `","com.docker.compose.config-hash":"h"},` +
+			`"Mounts":[{"Type":"bind","Source":"` + bind + `","Destination":"` + dest + `","RW":true}]}]`,
 		"/v1.41/containers/" + id + "/json": `{"Id":"` + id + `","State":{"Status":"running","Pid":0}}`,
 	})
-	t.Setenv("DOCKER_HOST", e.Host)
+	return e.Host
+}
+
+// TestAuditHostileNames: a container whose name, image and compose labels
+// carry newlines, tabs and terminal escapes cannot add a row, shift a
+// column or colour the terminal, and a mount destination with a bidi
+// override or a C1 CSI (printable ASCII otherwise) cannot reorder or
+// colour a line: every cell is one escaped line.
+func TestAuditHostileNames(t *testing.T) {
+	evil := `evil\nok  -  x  /data  local  app.db wal  ok  -\t\u001b[32m`
+	t.Setenv("DOCKER_HOST", oneBindEngine(t, strings.Repeat("c3", 32), evil, evil, evil, `s\t`, `/data\u202eko \u009b32m`))
 	out, stderr, code := runMain(t, "audit")
 	if code != exitOK {
 		t.Fatalf("audit: exit %d\n%s%s", code, out, stderr)
@@ -226,4 +233,24 @@ func TestAuditEngineHangs(t *testing.T) {
 	if el := time.Since(start); code != exitInternal || el > 4*time.Second {
 		t.Errorf("audit against a silent engine: exit %d after %s, want 1 within about 1s\n%s", code, el, stderr)
 	}
+}
+
+// TestAuditLongLabel: a 100 KB compose label does not widen the table:
+// every row stays short, the cell ends in an ellipsis, and the JSON keeps
+// the full value.
+func TestAuditLongLabel(t *testing.T) {
+	long := strings.Repeat("p", 100_000)
+	t.Setenv("DOCKER_HOST", oneBindEngine(t, strings.Repeat("d4", 32), "long", "example/long:1", long, "s", "/data"))
+	out, stderr, code := runMain(t, "audit")
+	if code != exitOK {
+		t.Fatalf("audit: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > 400 {
+			t.Errorf("audit output line of %d characters, want at most 400: %.120q...", n, l)
+		}
+	}
+	wantIn(t, "audit table", out, "pppp…")
+	js, _, _ := runMain(t, "audit", "--format", "json")
+	wantIn(t, "audit --format json", js, long)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -56,6 +57,11 @@ func (c *BundleCmd) Run(g *Globals) error {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(c.Output), ".preflight-bundle-*")
+	if errors.Is(err, fs.ErrPermission) {
+		return &exitError{code: exitInternal, err: fmt.Errorf("bundle: %w", err), hints: []string{fmt.Sprintf(
+			"preflight runs as uid %d, which may not write to %s (the image runs as 65532): in a container, run it as the directory's owner with --user \"$(id -u):$(id -g)\"",
+			os.Getuid(), filepath.Dir(c.Output))}}
+	}
 	if err != nil {
 		return fmt.Errorf("bundle: %w", err)
 	}

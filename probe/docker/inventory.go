@@ -165,10 +165,30 @@ func (c *conn) pids(ctx context.Context, cs []Container) int {
 				return
 			}
 			ct.PID = r.Container.State.Pid
+			if hc := r.Container.HostConfig; hc != nil {
+				ct.Mounts = withTmpfs(ct.Mounts, hc.Tmpfs)
+			}
 		}(&cs[i])
 	}
 	wg.Wait()
 	return failed
+}
+
+// withTmpfs adds to ms a tmpfs mount for each destination of tmpfs
+// (HostConfig.Tmpfs: the --tmpfs and compose tmpfs: mounts, which the
+// engine leaves out of Mounts) that ms does not hold yet.
+func withTmpfs(ms []MountRef, tmpfs map[string]string) []MountRef {
+	dests := make([]string, 0, len(tmpfs))
+	for d := range tmpfs {
+		dests = append(dests, d)
+	}
+	slices.Sort(dests)
+	for _, d := range dests {
+		if !slices.ContainsFunc(ms, func(m MountRef) bool { return path.Clean(m.Destination) == path.Clean(d) }) {
+			ms = append(ms, MountRef{Type: MountTmpfs, Destination: d, RW: true})
+		}
+	}
+	return ms
 }
 
 // HostTarget is one piece of data on the engine host whose writers
