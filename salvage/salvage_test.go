@@ -596,6 +596,34 @@ func TestRecoverHostile(t *testing.T) {
 	}
 }
 
+// TestRecoverPageSizeLies: a header whose page size is another valid
+// power of two, while its page count times the real page size is the
+// file's size, is not trusted: the page size is found from the b-tree
+// pages and every row comes back.
+func TestRecoverPageSizeLies(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig.db")
+	build(t, orig, 4, "delete", nil)
+	want := snapshot(t, orig)
+	b, _ := os.ReadFile(orig)
+	for _, lie := range [][]byte{{0x02, 0x00}, {0x10, 0x00}, {0x00, 0x01}} { // 512, 4096, 65536
+		t.Run(fmt.Sprintf("%x", lie), func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "app.db")
+			os.WriteFile(src, b, 0o644)
+			patch(t, src, 16, lie)
+			res, to := recoverInto(t, src, salvage.Options{})
+			if res.PageSize != pageSize {
+				t.Errorf("page size %d, want %d", res.PageSize, pageSize)
+			}
+			for name, c := range compare(t, to, want) {
+				if c.found != c.total || c.wrong != 0 {
+					t.Errorf("%s: %+v, want every row", name, c)
+				}
+			}
+		})
+	}
+}
+
 // TestRecoverSchemaFrom rebuilds tables from --schema-from when the
 // schema page is gone: rows come back from their pages by shape.
 func TestRecoverSchemaFrom(t *testing.T) {
