@@ -639,6 +639,19 @@ func TestRecoverCellCountShort(t *testing.T) {
 	if !res.Loss() {
 		t.Errorf("Loss() = false with %d of the %d cells of page %d unnamed", n-n/2, n, leaf)
 	}
+	// On an interior page the unnamed cells are children, read as
+	// orphans: every row is back and nothing is lost.
+	src = filepath.Join(t.TempDir(), "app.db")
+	build(t, src, 4, "delete", nil)
+	want := snapshot(t, src)
+	in := pages(t, src, "big", "internal")[0]
+	b, _ = os.ReadFile(src)
+	n = binary.BigEndian.Uint16(b[(in-1)*pageSize+3:])
+	patch(t, src, (in-1)*pageSize+3, binary.BigEndian.AppendUint16(nil, n/2))
+	res, to := recoverInto(t, src, salvage.Options{})
+	if c := compare(t, to, want)["big"]; c.found != c.total || res.Loss() {
+		t.Errorf("interior page %d's cell count halved: big %+v, Loss() = %v, want every row and no loss", in, c, res.Loss())
+	}
 }
 
 // TestRecoverSchemaFrom rebuilds tables from --schema-from when the

@@ -147,8 +147,10 @@ func (w *walker) cells(pg uint32, p *Page, st *treeStats, lenient bool, child fu
 	var rows []row
 	used, bad := 0, st.badCells
 	defer func() {
-		if st.badCells == bad && unnamed(w.buf, pg, used, w.src.usable) {
-			st.badCells++ // cells no pointer names: rows missing
+		// Cells no pointer names on a leaf are rows missing; on an
+		// interior page, children the orphan pass reads.
+		if !p.Interior() && st.badCells == bad && unnamed(w.buf, pg, used, w.src.usable) {
+			st.badCells++
 		}
 	}()
 	for _, off := range p.Cells {
