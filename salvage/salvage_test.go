@@ -959,6 +959,36 @@ func TestRecoverConstraintFails(t *testing.T) {
 // removes the -wal and -shm (they belong to the old file), renames NEW
 // over the source and verifies it; with rows lost it refuses
 // (ErrStranded) unless AcceptLoss, and the source stays as it was.
+// TestRecoverReplaceSymlink: --replace of a source that is a symlink
+// would rename NEW over the link and leave the database it points to
+// damaged; it is refused, the link and its database as they were.
+func TestRecoverReplaceSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "data", "app.db")
+	os.Mkdir(filepath.Dir(real), 0o755)
+	build(t, real, 4, "delete", nil)
+	before, _ := os.ReadFile(real)
+	link := filepath.Join(dir, "app.db")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	opts := salvage.Options{Source: link, To: link + ".recovered"}
+	ctx := context.Background()
+	res, err := salvage.Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := salvage.Replace(ctx, opts, salvage.ReplaceOptions{}, res); err == nil {
+		t.Errorf("Replace of a symlinked source: no error")
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer the symlink: %v", link, err)
+	}
+	if after, _ := os.ReadFile(real); !bytes.Equal(before, after) {
+		t.Errorf("%s changed", real)
+	}
+}
+
 func TestRecoverReplace(t *testing.T) {
 	dir := t.TempDir()
 	live := filepath.Join(t.TempDir(), "live.db")
