@@ -92,6 +92,9 @@ type Cell struct {
 	Local []byte
 	// Overflow is the first overflow page, 0 when the payload fits.
 	Overflow uint32
+	// OnPage is the bytes the cell takes on its page (at least 4, as
+	// SQLite counts them).
+	OnPage int
 }
 
 // ParseCell decodes the cell at off of a page of type typ (section 1.6:
@@ -113,6 +116,7 @@ func ParseCell(data []byte, off int, typ byte, usable int) (Cell, error) {
 			return c, errBadPage
 		}
 		c.Rowid = int64(v)
+		c.OnPage = max(4+n, 4)
 		return c, nil
 	}
 	size, n := sqlitefile.Varint(b)
@@ -142,7 +146,40 @@ func ParseCell(data []byte, off int, typ byte, usable int) (Cell, error) {
 		return c, errBadPage
 	}
 	c.Local = b[:local]
+	c.OnPage = usable - off - len(b) + int(local)
+	if c.Overflow != 0 {
+		c.OnPage += 4
+	}
+	c.OnPage = max(c.OnPage, 4)
 	return c, nil
+}
+
+// unnamed reports whether the cell content area of page p (in data) is
+// larger than its cells (used bytes), its freeblocks and its fragmented
+// bytes add up to: space no cell pointer names, as SQLite's
+// integrity_check counts it, where a lowered cell count lost cells. A
+// freeblock chain that does not parse says nothing here.
+func unnamed(data []byte, pgno uint32, used, usable int) bool {
+	hdr := 0
+	if pgno == 1 {
+		hdr = 100
+	}
+	content := int(binary.BigEndian.Uint16(data[hdr+5:]))
+	if content == 0 {
+		content = 65536
+	}
+	if content > usable {
+		return false
+	}
+	total := used + int(data[hdr+7])
+	for fb, prev := int(binary.BigEndian.Uint16(data[hdr+1:])), 0; fb != 0; fb = int(binary.BigEndian.Uint16(data[fb:])) {
+		if fb <= prev || fb < content || fb+4 > usable {
+			return false
+		}
+		total += int(binary.BigEndian.Uint16(data[fb+2:]))
+		prev = fb
+	}
+	return total < usable-content
 }
 
 // serialSize is the content size of serial type t (section 2.1).

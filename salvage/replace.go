@@ -63,6 +63,10 @@ func Replace(ctx context.Context, opts Options, ro ReplaceOptions, res *Result) 
 	if err != nil {
 		return nil, err
 	}
+	if fi, err := os.Lstat(src); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		real, _ := filepath.EvalSymlinks(src)
+		return nil, badInputf("%s is a symlink (to %s): --replace would put NEW in place of the link, the database it points to left as it was; give the database's own path", opts.Source, real)
+	}
 	if filepath.Dir(src) != filepath.Dir(to) {
 		return nil, badInputf("--replace needs --to in the source's directory (%s): the swap is a rename", filepath.Dir(src))
 	}

@@ -596,6 +596,64 @@ func TestRecoverHostile(t *testing.T) {
 	}
 }
 
+// TestRecoverPageSizeLies: a header whose page size is another valid
+// power of two, while its page count times the real page size is the
+// file's size, is not trusted: the page size is found from the b-tree
+// pages and every row comes back.
+func TestRecoverPageSizeLies(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig.db")
+	build(t, orig, 4, "delete", nil)
+	want := snapshot(t, orig)
+	b, _ := os.ReadFile(orig)
+	for _, lie := range [][]byte{{0x02, 0x00}, {0x10, 0x00}, {0x00, 0x01}} { // 512, 4096, 65536
+		t.Run(fmt.Sprintf("%x", lie), func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "app.db")
+			os.WriteFile(src, b, 0o644)
+			patch(t, src, 16, lie)
+			res, to := recoverInto(t, src, salvage.Options{})
+			if res.PageSize != pageSize {
+				t.Errorf("page size %d, want %d", res.PageSize, pageSize)
+			}
+			for name, c := range compare(t, to, want) {
+				if c.found != c.total || c.wrong != 0 {
+					t.Errorf("%s: %+v, want every row", name, c)
+				}
+			}
+		})
+	}
+}
+
+// TestRecoverCellCountShort: a leaf whose cell count was lowered still
+// holds the cells no pointer names (SQLite's integrity_check sees the
+// space unaccounted for): the rows they hold are missing, and Loss says
+// so rather than exit 0.
+func TestRecoverCellCountShort(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "app.db")
+	build(t, src, 4, "delete", nil)
+	leaf := pages(t, src, "big", "leaf")[0]
+	b, _ := os.ReadFile(src)
+	n := binary.BigEndian.Uint16(b[(leaf-1)*pageSize+3:])
+	patch(t, src, (leaf-1)*pageSize+3, binary.BigEndian.AppendUint16(nil, n/2))
+	res, _ := recoverInto(t, src, salvage.Options{})
+	if !res.Loss() {
+		t.Errorf("Loss() = false with %d of the %d cells of page %d unnamed", n-n/2, n, leaf)
+	}
+	// On an interior page the unnamed cells are children, read as
+	// orphans: every row is back and nothing is lost.
+	src = filepath.Join(t.TempDir(), "app.db")
+	build(t, src, 4, "delete", nil)
+	want := snapshot(t, src)
+	in := pages(t, src, "big", "internal")[0]
+	b, _ = os.ReadFile(src)
+	n = binary.BigEndian.Uint16(b[(in-1)*pageSize+3:])
+	patch(t, src, (in-1)*pageSize+3, binary.BigEndian.AppendUint16(nil, n/2))
+	res, to := recoverInto(t, src, salvage.Options{})
+	if c := compare(t, to, want)["big"]; c.found != c.total || res.Loss() {
+		t.Errorf("interior page %d's cell count halved: big %+v, Loss() = %v, want every row and no loss", in, c, res.Loss())
+	}
+}
+
 // TestRecoverSchemaFrom rebuilds tables from --schema-from when the
 // schema page is gone: rows come back from their pages by shape.
 func TestRecoverSchemaFrom(t *testing.T) {
@@ -901,6 +959,36 @@ func TestRecoverConstraintFails(t *testing.T) {
 // removes the -wal and -shm (they belong to the old file), renames NEW
 // over the source and verifies it; with rows lost it refuses
 // (ErrStranded) unless AcceptLoss, and the source stays as it was.
+// TestRecoverReplaceSymlink: --replace of a source that is a symlink
+// would rename NEW over the link and leave the database it points to
+// damaged; it is refused, the link and its database as they were.
+func TestRecoverReplaceSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "data", "app.db")
+	os.Mkdir(filepath.Dir(real), 0o755)
+	build(t, real, 4, "delete", nil)
+	before, _ := os.ReadFile(real)
+	link := filepath.Join(dir, "app.db")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	opts := salvage.Options{Source: link, To: link + ".recovered"}
+	ctx := context.Background()
+	res, err := salvage.Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := salvage.Replace(ctx, opts, salvage.ReplaceOptions{}, res); err == nil {
+		t.Errorf("Replace of a symlinked source: no error")
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer the symlink: %v", link, err)
+	}
+	if after, _ := os.ReadFile(real); !bytes.Equal(before, after) {
+		t.Errorf("%s changed", real)
+	}
+}
+
 func TestRecoverReplace(t *testing.T) {
 	dir := t.TempDir()
 	live := filepath.Join(t.TempDir(), "live.db")

@@ -78,6 +78,14 @@ func openSource(path string) (*source, error) {
 		if walOK && h.PageSize != wr.Header.PageSize {
 			trusted = false
 		}
+		// A page size that is another valid power of two lies when the
+		// header's page count fits the file only at the size the b-tree
+		// pages show.
+		if n := int64(h.DatabaseSizePages); trusted && !walOK && h.InHeaderSizeValid() && n*int64(h.PageSize) != s.size {
+			if g := guessPageSize(f, s.size); g != h.PageSize && n*int64(g) == s.size {
+				trusted = false
+			}
+		}
 		if trusted {
 			s.pageSize = h.PageSize
 			s.usable = h.PageSize - int(h.ReservedBytes)

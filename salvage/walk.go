@@ -145,12 +145,21 @@ func (w *walker) tree(root uint32, fn func(row) error) (treeStats, error) {
 // guessed from its records) a payload longer than its record is taken.
 func (w *walker) cells(pg uint32, p *Page, st *treeStats, lenient bool, child func(Cell)) ([]row, error) {
 	var rows []row
+	used, bad := 0, st.badCells
+	defer func() {
+		// Cells no pointer names on a leaf are rows missing; on an
+		// interior page, children the orphan pass reads.
+		if !p.Interior() && st.badCells == bad && unnamed(w.buf, pg, used, w.src.usable) {
+			st.badCells++
+		}
+	}()
 	for _, off := range p.Cells {
 		c, err := ParseCell(w.buf, off, p.Type, w.src.usable)
 		if err != nil {
 			st.badCells++
 			continue
 		}
+		used += c.OnPage
 		if p.Interior() {
 			child(c)
 		}

@@ -87,6 +87,8 @@ func (c *RecoverCmd) Run(g *Globals) error {
 			hints: []string{"check " + c.To + " yourself, then run again with --accept-loss to put it in place (the original is backed up first)"}}
 	case errors.Is(repErr, salvage.ErrRefused):
 		return &exitError{code: exitUnsafe, err: fmt.Errorf("recover: not replaced: the guard refused (see above); %s is as it was, %s beside it", c.Source, c.To)}
+	case errors.Is(repErr, salvage.ErrBadInput):
+		return usageError(fmt.Errorf("recover: --replace: %w", repErr))
 	case repErr != nil:
 		return fmt.Errorf("recover: --replace: %w", repErr)
 	case rep != nil && (rep.IntegrityCheck != "ok" || !rep.RowsMatch):

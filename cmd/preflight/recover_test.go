@@ -55,3 +55,29 @@ func TestCheckDeepRecoverRemedy(t *testing.T) {
 		t.Errorf("%s: %d rows recovered (%v), want most of the 2000 but not those of the zeroed leaf", cmd, n, err)
 	}
 }
+
+// TestRecoverReplaceSymlinkExit: --replace of a symlinked source is bad
+// input (exit 2), the link left in place.
+func TestRecoverReplaceSymlinkExit(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.db")
+	db, err := sql.Open("sqlite", testdb.DSN(real, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE t(x); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	link := filepath.Join(dir, "app.db")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runMain(t, "recover", link, "--replace", "--docker", "off", "--allow-unverified")
+	if code != exitUsage {
+		t.Errorf("recover --replace of a symlink: exit %d, want %d\n%s", code, exitUsage, stderr)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer the symlink: %v", link, err)
+	}
+}
