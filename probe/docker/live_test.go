@@ -133,15 +133,19 @@ func (p *getOnlyProxy) seen() []string {
 }
 
 // checkGETOnly fails on any non-GET request or a path outside /_ping,
-// /version, /info and /containers.
+// /version, /info, /volumes and /containers, and the Swarm lists
+// (/services, /tasks, /nodes) that the probe reads when the engine is a
+// Swarm manager (as it is while integration's Swarm tests, which may run
+// beside these, hold it in a one-node swarm).
 func (p *getOnlyProxy) checkGETOnly(t *testing.T) {
 	t.Helper()
 	for _, r := range p.seen() {
 		method, path, _ := strings.Cut(r, " ")
 		path = strings.TrimPrefix(path, "/v1.41")
-		ok := method == http.MethodGet && (path == "/_ping" || path == "/version" || path == "/info" || path == "/volumes" || strings.HasPrefix(path, "/containers/"))
+		ok := method == http.MethodGet && (path == "/_ping" || path == "/version" || path == "/info" || path == "/volumes" ||
+			path == "/services" || path == "/tasks" || path == "/nodes" || strings.HasPrefix(path, "/containers/"))
 		if !ok {
-			t.Errorf("proxy saw %q: want only GET on /_ping, /version, /info, /volumes, /containers", r)
+			t.Errorf("proxy saw %q: want only GET on /_ping, /version, /info, /volumes, /containers and the Swarm lists", r)
 		}
 	}
 }
