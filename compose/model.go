@@ -314,6 +314,11 @@ type Rewrite struct {
 	// Migrate are the commands, in order, that move the existing data
 	// into the volume once.
 	Migrate []string `json:"migrate,omitempty"`
+	// MigrateNeedsImage is set, and Migrate empty, when the migration
+	// runs preflight from an image (the service's own image does not run
+	// it) and PlanOptions.MigrateImage was empty: no command is printed
+	// that could not run as printed.
+	MigrateNeedsImage bool `json:"migrate_needs_image,omitempty"`
 	// SameAs is set when an earlier rewrite already moves this host
 	// directory into the same volume (its migration covers this one).
 	SameAs string `json:"same_as,omitempty"`
@@ -350,14 +355,15 @@ type PlanOptions struct {
 	ComposeArgs string
 	// MigrateImage is the image holding preflight for the one-shot
 	// migration container when the service's own image does not run
-	// preflight. It has no default: without it, Plan returns
-	// ErrNoMigrateImage when a migration needs it.
+	// preflight. It has no default: without it, a migration that needs
+	// it has no commands and Rewrite.MigrateNeedsImage set.
 	MigrateImage string
 }
 
-// ErrNoMigrateImage is Plan's error when a migration needs an image with
-// preflight (the service's own image does not run it) and
-// PlanOptions.MigrateImage is empty.
+// ErrNoMigrateImage is the error of a command that must print every
+// migration (compose --write) when a rewrite has MigrateNeedsImage: a
+// migration needs an image with preflight (the service's own image does
+// not run it) and PlanOptions.MigrateImage is empty.
 var ErrNoMigrateImage = errors.New("no image with preflight for the migration command")
 
 // Deploy modes and update orders in Deploy (the Compose specification's

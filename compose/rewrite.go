@@ -38,9 +38,6 @@ func (a *Analysis) Plan(which []int, findings map[int][]string, opts PlanOptions
 	for _, i := range which {
 		a.Rewrites = append(a.Rewrites, a.planMount(p, i, findings[i], opts))
 	}
-	if p.noImage != "" {
-		return nil, fmt.Errorf("plan the migration of %s: %w", p.noImage, ErrNoMigrateImage)
-	}
 	a.leftBehind()
 	a.declareVolumes(p)
 	return a.applyEdits(p.edits)
@@ -53,9 +50,6 @@ type plan struct {
 	edits  map[string][]splice // file: its splices
 	adds   map[string][]string // file: the volume keys to declare in it
 	seen   map[string]bool     // FILE@OFFSET of the splices made
-	// noImage is the first mount (SERVICE:TARGET) whose migration needs
-	// PlanOptions.MigrateImage when it is empty.
-	noImage string
 }
 
 // planned is the volume chosen for a host directory, and the first mount
@@ -109,9 +103,10 @@ func (a *Analysis) planMount(p *plan, i int, findings []string, opts PlanOptions
 	case again:
 		rw.SameAs = fmt.Sprintf("the same host directory as %s: migrate once", pl.first)
 	default:
-		rw.Migrate = migration(a, m, rw, opts)
-		if opts.MigrateImage == "" && preflightIn(a, m.Service) == "" && p.noImage == "" {
-			p.noImage = m.Key()
+		if opts.MigrateImage == "" && preflightIn(a, m.Service) == "" {
+			rw.MigrateNeedsImage = true
+		} else {
+			rw.Migrate = migration(a, m, rw, opts)
 		}
 		if m.SourceMissing {
 			rw.Note = fmt.Sprintf("%s does not exist on this machine, so there is no data here to move: run the migration where the project's data is, or skip it for a new project", m.Source)

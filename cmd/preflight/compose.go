@@ -64,16 +64,17 @@ func (c *ComposeCmd) Run(g *Globals) error {
 		if errors.Is(err, preflight.ErrComposeInput) {
 			return usageError(err, "run docker compose config with the same flags to see how Compose reads the project")
 		}
-		if errors.Is(err, compose.ErrNoMigrateImage) {
-			return usageError(fmt.Errorf("%w: --migrate-image must be given", err),
-				fmt.Sprintf("this build's version, %s, is not a release's, so no released image matches it: give --migrate-image IMAGE, an image with /preflight (scripts/build.sh && docker build -t preflight . builds one: --migrate-image preflight), or a release's ghcr.io/preflight-sqlite/preflight:VERSION", buildVersion()))
-		}
 		return err
 	}
 	warnLoader(g, res.Report.Compose)
 	r, a := res.Report, res.Report.Compose
 	switch {
 	case c.Write:
+		for _, rw := range a.Rewrites {
+			if rw.MigrateNeedsImage {
+				return usageError(fmt.Errorf("plan the migration of %s:%s: %w: --migrate-image must be given", rw.Service, rw.Target, compose.ErrNoMigrateImage), noImageHint())
+			}
+		}
 		if r, err = c.write(g, opts, res); err != nil {
 			return err
 		}
@@ -277,7 +278,8 @@ func renderCompose(w io.Writer, r *preflight.Report, format, failOn string) erro
 			fmt.Fprintf(&b, "  %s (%s): %s\n", n.Mount, rel(n.Source, a.WorkingDir), n.Why)
 		}
 	}
-	renderPossible(&b, a, failOn)
+	renderPossible(&b, a)
+	renderWarnExit(&b, r.Verdict, failOn)
 	if len(a.Written) > 0 {
 		b.WriteString("\nrewritten (the table and findings above are the project as written):\n")
 		renderRewrites(&b, a.Written, a.WorkingDir)
@@ -296,7 +298,7 @@ func renderCompose(w io.Writer, r *preflight.Report, format, failOn string) erro
 // the catalogue does not know): the rules cap their findings at warn,
 // which the default --fail-on error passes, so a CI gate must not read
 // the exit code as "safe" for them.
-func renderPossible(b *strings.Builder, a *compose.Analysis, failOn string) {
+func renderPossible(b *strings.Builder, a *compose.Analysis) {
 	unjudged := map[string]bool{}
 	for _, n := range a.NotJudged {
 		unjudged[n.Mount] = true
@@ -322,7 +324,12 @@ func renderPossible(b *strings.Builder, a *compose.Analysis, failOn string) {
 		}
 		fmt.Fprintf(b, "declare each data directory (label %s: %s, or --data-dir %s) to judge it as one\n", compose.LabelDataDir, ms[0].Target, ms[0].Key())
 	}
-	if len(ms) == 0 && len(a.NotJudged) == 0 {
+}
+
+// renderWarnExit says, under a warn verdict, what the warnings do to the
+// exit code, so that a CI user does not read exit 0 as "safe".
+func renderWarnExit(b *strings.Builder, v preflight.Verdict, failOn string) {
+	if v != preflight.VerdictWarn {
 		return
 	}
 	switch failOn {
@@ -404,6 +411,10 @@ func renderRewrites(b *strings.Builder, rws []compose.Rewrite, dir string) {
 		if rw.Note != "" {
 			fmt.Fprintf(b, "    note: %s\n", rw.Note)
 		}
+		if rw.MigrateNeedsImage {
+			fmt.Fprintf(b, "    then move the data once (old bind %s at /from, volume %s at /to): the commands need an image with preflight, which this build cannot name; give --migrate-image IMAGE to print them\n", rw.HostPath, rw.VolumeName)
+			continue
+		}
 		fmt.Fprintf(b, "    then move the data once (old bind %s at /from, volume %s at /to):\n", rw.HostPath, rw.VolumeName)
 		for _, cmd := range rw.Migrate {
 			fmt.Fprintf(b, "      %s\n", cmd)
@@ -441,4 +452,10 @@ func relAll(ps []string, dir string) []string {
 		out[i] = rel(p, dir)
 	}
 	return out
+}
+
+// noImageHint says why a development build names no image for the
+// migration commands, and what to give instead.
+func noImageHint() string {
+	return fmt.Sprintf("this build's version, %s, is not a release's, so no released image matches it: give --migrate-image IMAGE, an image with /preflight (scripts/build.sh && docker build -t preflight . builds one: --migrate-image preflight), or a release's ghcr.io/preflight-sqlite/preflight:VERSION", buildVersion())
 }
