@@ -14,7 +14,8 @@ import (
 
 // TestComposeMigrateImageDefault: a release build prints the migration
 // with its own released image; --migrate-image replaces it; a development
-// build without it is a usage error (compose.txtar).
+// build without it prints no migration command and --write refuses
+// (compose.txtar).
 func TestComposeMigrateImageDefault(t *testing.T) {
 	proj := t.TempDir()
 	if err := os.Mkdir(filepath.Join(proj, "data"), 0o755); err != nil {
