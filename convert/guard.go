@@ -49,6 +49,7 @@ func convertFacts(rep *preflight.Report, t target, opts Options) *rules.ConvertF
 		Report: rep, Dir: t.dir, DB: t.db, ToWAL: opts.To == ToWAL,
 		AllowUnverified: opts.AllowUnverified, Entrypoint: opts.Entrypoint,
 		AcceptWALLoss: opts.AcceptWALLoss, Watch: opts.Watch,
+		Yes: opts.Confirmed, CanAsk: opts.Confirm != nil && !opts.DryRun,
 	}
 }
 

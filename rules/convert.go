@@ -102,6 +102,10 @@ type ConvertFacts struct {
 	// AllowUnverified is --allow-unverified; Entrypoint is the
 	// entrypoint's --on-unsafe convert policy.
 	AllowUnverified, Entrypoint bool
+	// Yes is --yes, and CanAsk that a terminal can confirm: with neither
+	// (and not Entrypoint), a database behind a share will also be
+	// refused at StageConfirm, so earlier refusals name --yes too.
+	Yes, CanAsk bool
 	// HeaderProblems are the problems of the header convert read from the
 	// disk itself (health.CheckHeaderFile; nil when it could not), and
 	// Journal its look at the rollback journal (StageDisk).
@@ -478,8 +482,13 @@ var convertRules = []rule{
 			if s.cv.AllowUnverified {
 				return note(msg + unverifiedWhy(s.cv))
 			}
+			allow := "or, once you have made sure yourself that nothing uses the database: --allow-unverified"
+			if NeedsWatch(s.cv) && !s.cv.Entrypoint && !s.cv.Yes && !s.cv.CanAsk {
+				// The confirmation stage comes later: name both at once.
+				allow = "or, once you have made sure yourself that nothing uses the database, here or on the other side of this " + string(s.cv.class()) + " filesystem: --allow-unverified --yes (convert asks for --yes there too)"
+			}
 			return refusal(msg, "give preflight access to what it could not see (the Docker API: DOCKER_HOST or the socket; /proc entries: run as root, though some, such as a sandbox's PID 1, stay unreadable even then)",
-				"or, once you have made sure yourself that nothing uses the database: --allow-unverified")
+				allow)
 		},
 	},
 	{

@@ -41,4 +41,10 @@ if grep -q 'exist in the docs directory, but are not included in the "nav"' "$lo
 	echo "docs: error: every page under docs/ must be in mkdocs.yml's nav" >&2
 	exit 1
 fi
+# A fence Markdown did not take as code (one inside a list item without
+# pymdownx.superfences) reaches the page as literal backquotes.
+if unrendered=$(grep -rl --include='*.html' '```' "$site"); then
+	echo "docs: error: fenced code rendered as text in: $unrendered" >&2
+	exit 1
+fi
 echo "docs: built $(find "$site" -name '*.html' | wc -l) pages into $site" >&2

@@ -117,7 +117,7 @@ func (c *RunCmd) logAndDecide(g *Globals, r *preflight.Report, opts preflight.Op
 		for _, p := range opts.Paths {
 			words = append(words, shell.Quote(p))
 		}
-		fmt.Fprintf(g.stderr, "preflight: hint: the full text and fixes: %s\n", oneLine(strings.Join(words, " ")))
+		fmt.Fprintf(g.stderr, "preflight: hint: the full text and fixes, in this container (docker exec) or one that mounts its data (docker run --rm --volumes-from): %s\n", oneLine(strings.Join(words, " ")))
 	}
 	for _, d := range r.DataDirs {
 		logLine(g.stderr, c.LogFormat, preflight.LevelInfo, "checked", d.Path, summary(d), nil)
