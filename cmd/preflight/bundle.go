@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/bundle"
-
-	"github.com/spf13/cobra"
 )
 
 // BundleCmd is `preflight bundle`.

@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/convert"
-
-	"github.com/spf13/cobra"
 )
 
 // ConvertCmd is `preflight convert`.

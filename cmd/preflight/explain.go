@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/preflight-sqlite/preflight/rules"
-
 	"github.com/spf13/cobra"
+
+	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // ExplainCmd is `preflight explain`: a finding's entry of the reference

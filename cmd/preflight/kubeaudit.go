@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/probe/kube"
-
-	"github.com/spf13/cobra"
 )
 
 // KubeAuditCmd is `preflight kube audit`.

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight/admission"
 	"github.com/preflight-sqlite/preflight/compose"
-
-	"github.com/spf13/cobra"
 )
 
 // KubePolicyCmd is `preflight kube policy`.

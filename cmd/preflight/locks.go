@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
-
-	"github.com/spf13/cobra"
 )
 
 // LocksCmd is `preflight locks`.

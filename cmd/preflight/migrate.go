@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/migrate"
 	"github.com/preflight-sqlite/preflight/probe/docker"
-
-	"github.com/spf13/cobra"
 )
 
 // MigrateCmd is `preflight migrate`.

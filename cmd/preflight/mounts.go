@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/preflight-sqlite/preflight/probe/mounts"
-
 	"github.com/spf13/cobra"
+
+	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
 // MountsCmd is `preflight mounts`.

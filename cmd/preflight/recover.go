@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/preflight-sqlite/preflight/salvage"
-
 	"github.com/spf13/cobra"
+
+	"github.com/preflight-sqlite/preflight/salvage"
 )
 
 // RecoverCmd is `preflight recover`.

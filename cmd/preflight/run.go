@@ -15,11 +15,11 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/rules"
-
-	"github.com/spf13/cobra"
 )
 
 // RunCmd is `preflight run`: the ENTRYPOINT wrapper.

@@ -8,10 +8,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/docker"
-
-	"github.com/spf13/cobra"
 )
 
 // WritersCmd is `preflight writers`.
