@@ -9,19 +9,44 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 )
 
 // AuditCmd is `preflight audit`.
 type AuditCmd struct {
-	All           bool          `name:"all" env:"PREFLIGHT_AUDIT_ALL" help:"Audit stopped containers too (created, exited, dead: each writes its data again once started)."`
-	Format        string        `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight-audit/v1) or sarif (SARIF 2.1.0)."`
-	FailOn        string        `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
-	Ignore        []string      `name:"ignore" env:"PREFLIGHT_IGNORE" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
-	MaxDepth      int           `name:"max-depth" env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below each mount to search for databases."`
-	FSTimeout     time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a mount to answer a stat and a directory read (a stuck FUSE daemon or NFS server, a container root on FUSE)."`
-	DockerTimeout time.Duration `name:"docker-timeout" default:"10s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API, every request of the audit together."`
+	All           bool
+	Format        string
+	FailOn        string
+	Ignore        []string
+	MaxDepth      int
+	FSTimeout     time.Duration
+	DockerTimeout time.Duration
+}
+
+func newAuditCmd(g *Globals) *cobra.Command {
+	c := &AuditCmd{}
+	cmd := &cobra.Command{
+		Use:     "audit",
+		Short:   "Audit this Docker engine's containers for SQLite data at risk.",
+		Long:    wrap("Audit every container of this Docker engine: each mount that holds SQLite data, its class, journal modes, other writers and Swarm services, with one verdict per container.", 0, helpWidth),
+		Example: examples["audit"],
+		Args:    cobra.NoArgs,
+		RunE:    func(*cobra.Command, []string) error { return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	boolVar(fs, &c.All, "all", "", "Audit stopped containers too (created, exited, dead: each writes its data again once started).")
+	envFor(fs, "all", "PREFLIGHT_AUDIT_ALL")
+	enumVar(fs, &c.Format, "format", "text", "Output format: text, json (schema preflight-audit/v1) or sarif (SARIF 2.1.0).", "text", "json", "sarif")
+	enumVar(fs, &c.FailOn, "fail-on", "warn", "Lowest level that makes the exit code non-zero: warn, error or never.", "warn", "error", "never")
+	sliceVar(fs, &c.Ignore, "ignore", "", "Demote finding `ID` to info (repeatable).")
+	fs.IntVar(&c.MaxDepth, "max-depth", 2, "How many directory levels below each mount to search for databases.")
+	fs.DurationVar(&c.FSTimeout, "fs-timeout", 5*time.Second, "Longest wait for a mount to answer a stat and a directory read (a stuck FUSE daemon or NFS server, a container root on FUSE).")
+	fs.DurationVar(&c.DockerTimeout, "docker-timeout", 10*time.Second, "Longest wait for the Docker Engine API, every request of the audit together.")
+	flagGroup(fs, dockerFlags, "docker-timeout")
+	return cmd
 }
 
 // Run audits every container of the engine, renders the report and exits

@@ -9,16 +9,38 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/bundle"
 )
 
 // BundleCmd is `preflight bundle`.
 type BundleCmd struct {
-	Paths []string `arg:"" optional:"" name:"path" help:"Data directory or database file; given PATHs replace PREFLIGHT_DATA_DIR (default: --data-dir, PREFLIGHT_DATA_DIR)."`
+	Paths []string
 	CheckFlags
-	Output string `name:"output" short:"o" required:"" placeholder:"FILE" help:"Write the tar.gz archive here (- for standard output)."`
-	Redact bool   `name:"redact" env:"PREFLIGHT_REDACT" help:"Replace host names, user names and paths outside the data directories with placeholders (host-1, user-1, /redacted-path-1), the same in every file."`
+	Output string
+	Redact bool
+}
+
+func newBundleCmd(g *Globals) *cobra.Command {
+	c := &BundleCmd{}
+	cmd := &cobra.Command{
+		Use:   "bundle [PATH]... -o FILE",
+		Short: "Write a tar.gz for a bug report (no row data).",
+		Long: wrap("Write a tar.gz for a bug report: version, engine, mount table, check --deep (JSON and text), each database's header and WAL summary, lock holders, compose labels; "+
+			"no row data (--redact: no host, user or outside paths). "+
+			"Each PATH is a data directory or database file; given PATHs replace PREFLIGHT_DATA_DIR (default: --data-dir, PREFLIGHT_DATA_DIR).", 0, helpWidth),
+		Example: examples["bundle"],
+		Args:    cobra.ArbitraryArgs,
+		RunE:    func(_ *cobra.Command, args []string) error { c.Paths = args; return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	c.CheckFlags.AddFlags(cmd)
+	fs.StringVarP(&c.Output, "output", "o", "", "Write the tar.gz archive to `FILE` (- for standard output).")
+	_ = cmd.MarkFlagRequired("output")
+	boolVar(fs, &c.Redact, "redact", "", "Replace host names, user names and paths outside the data directories with placeholders (host-1, user-1, /redacted-path-1), the same in every file.")
+	return cmd
 }
 
 // Run writes the bug-report bundle: check --deep for the paths, the mount

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/kube"
@@ -18,25 +20,59 @@ import (
 	"github.com/preflight-sqlite/preflight/rules"
 )
 
-// CheckFlags are the flags shared by check and run.
+// CheckFlags are the flags shared by check, run, convert, recover and
+// bundle.
 type CheckFlags struct {
-	DataDir  []string `name:"data-dir" brief:"Data directory or database file (repeatable)." env:"PREFLIGHT_DATA_DIR" sep:"none" placeholder:"DIR" help:"Data directory or database file to check (repeatable; env: comma-separated list)."`
-	Ignore   []string `name:"ignore" env:"PREFLIGHT_IGNORE" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
-	MaxDepth int      `name:"max-depth" brief:"Directory levels searched for databases." env:"PREFLIGHT_MAX_DEPTH" default:"2" help:"How many directory levels below a data directory to search for databases."`
+	DataDir   []string
+	Ignore    []string
+	MaxDepth  int
+	SniffMax  int
+	SniffTime time.Duration
+	FSTimeout time.Duration
+	ProbeFS   bool
 
-	SniffMax  int           `name:"sniff-max" brief:"Files without a database name to sniff; -1: all." env:"PREFLIGHT_SNIFF_MAX" default:"2000" help:"Per data directory, at most this many files without a database name (*.db, *.sqlite, *.sqlite3, *.db3) and of at least 512 bytes are opened to look for the SQLite header; -1 is no limit."`
-	SniffTime time.Duration `name:"sniff-time" brief:"Time to sniff files without a database name." env:"PREFLIGHT_SNIFF_TIME" default:"1s" help:"Per data directory, how long after its search starts files without a database name are still looked at (size, then header); -1s is no limit."`
+	Docker        string
+	DockerTimeout time.Duration
 
-	FSTimeout time.Duration `name:"fs-timeout" brief:"Longest wait for a stat and a directory read." default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a data directory to answer a stat and a directory read (a stuck FUSE daemon or NFS server)."`
-	ProbeFS   bool          `name:"probe-fs" brief:"Test mmap and POSIX locks with a temporary file." env:"PREFLIGHT_PROBE_FS" help:"Test the filesystem with a temporary file: shared mmap and POSIX locks (the only probe that writes)."`
+	Kube        string
+	KubeTimeout time.Duration
+	Kubeconfig  string
+	Pod         string
+}
 
-	Docker        string        `name:"docker" brief:"Look for other containers: auto, off, required." enum:"auto,off,required" default:"auto" env:"PREFLIGHT_DOCKER" help:"Look for other containers using the data through the Docker Engine API: auto (when reachable), off, or required (an engine that does not answer is an error)."`
-	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+// AddFlags declares the flags on cmd, the Docker and Kubernetes probes'
+// in their groups.
+func (o *CheckFlags) AddFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.Var(&sliceValue{p: &o.DataDir}, "data-dir", "Check `DIR`, a data directory or database file (repeatable).")
+	flagDoc(fs, "data-dir", "Data directory or database file to check, `DIR` (repeatable; env: comma-separated list).")
+	sliceVar(fs, &o.Ignore, "ignore", "", "Demote finding `ID` to info (repeatable).")
+	fs.IntVar(&o.MaxDepth, "max-depth", 2, "Directory levels to search.")
+	flagDoc(fs, "max-depth", "How many directory levels below a data directory to search for databases.")
+	fs.IntVar(&o.SniffMax, "sniff-max", 2000, "Unnamed files to sniff; -1: all.")
+	flagDoc(fs, "sniff-max", "Per data directory, at most this many files without a database name (*.db, *.sqlite, *.sqlite3, *.db3) and of at least 512 bytes are opened to look for the SQLite header; -1 is no limit.")
+	fs.DurationVar(&o.SniffTime, "sniff-time", time.Second, "Time to sniff unnamed files.")
+	flagDoc(fs, "sniff-time", "Per data directory, how long after its search starts files without a database name are still looked at (size, then header); -1s is no limit.")
+	fs.DurationVar(&o.FSTimeout, "fs-timeout", 5*time.Second, "Longest wait for stat and readdir.")
+	flagDoc(fs, "fs-timeout", "Longest wait for a data directory to answer a stat and a directory read (a stuck FUSE daemon or NFS server).")
+	boolVar(fs, &o.ProbeFS, "probe-fs", "", "Test mmap and POSIX locks on a temporary file.")
+	flagDoc(fs, "probe-fs", "Test the filesystem with a temporary file: shared mmap and POSIX locks (the only probe that writes).")
 
-	Kube        string        `name:"kube" brief:"Look for other pods: auto, off, required." enum:"auto,off,required" default:"auto" env:"PREFLIGHT_KUBE" help:"Look for other pods using the data through the Kubernetes API: auto (in a pod, or with --kubeconfig), off, or required (an API that does not answer is an error)."`
-	KubeTimeout time.Duration `name:"kube-timeout" default:"2s" env:"PREFLIGHT_KUBE_TIMEOUT" help:"Longest wait for the Kubernetes API."`
-	Kubeconfig  string        `name:"kubeconfig" brief:"Reach the API through this kubeconfig." env:"PREFLIGHT_KUBECONFIG,KUBECONFIG" placeholder:"FILE" help:"Reach the Kubernetes API through this kubeconfig (server, CA, token or client certificate; the first existing file of a KUBECONFIG list) instead of the in-cluster service account."`
-	Pod         string        `name:"pod" brief:"Our pod (default: POD_NAMESPACE/POD_NAME)." env:"PREFLIGHT_POD" placeholder:"NAMESPACE/NAME" help:"The pod whose data this is (default: POD_NAMESPACE/POD_NAME from the downward API, else the hostname)."`
+	enumVar(fs, &o.Docker, "docker", "auto", "Other containers: auto, off or required.", "auto", "off", "required")
+	flagDoc(fs, "docker", "Look for other containers using the data through the Docker Engine API: auto (when reachable), off, or required (an engine that does not answer is an error).")
+	fs.DurationVar(&o.DockerTimeout, "docker-timeout", 2*time.Second, "Longest wait for the Docker API.")
+	flagDoc(fs, "docker-timeout", "Longest wait for the Docker Engine API.")
+	flagGroup(fs, dockerFlags, "docker", "docker-timeout")
+
+	enumVar(fs, &o.Kube, "kube", "auto", "Other pods: auto, off or required.", "auto", "off", "required")
+	flagDoc(fs, "kube", "Look for other pods using the data through the Kubernetes API: auto (in a pod, or with --kubeconfig), off, or required (an API that does not answer is an error).")
+	fs.DurationVar(&o.KubeTimeout, "kube-timeout", 2*time.Second, "Longest wait for the Kubernetes API.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Reach the API through kubeconfig `FILE`.")
+	flagDoc(fs, "kubeconfig", "Reach the Kubernetes API through kubeconfig `FILE` (server, CA, token or client certificate; the first existing file of a KUBECONFIG list) instead of the in-cluster service account.")
+	envFor(fs, "kubeconfig", "PREFLIGHT_KUBECONFIG", "KUBECONFIG")
+	fs.StringVar(&o.Pod, "pod", "", "Our pod (default: $POD_NAMESPACE/$POD_NAME).")
+	flagDoc(fs, "pod", "The pod whose data this is, NAMESPACE/NAME (default: POD_NAMESPACE/POD_NAME from the downward API, else the hostname).")
+	flagGroup(fs, kubeFlags, "kube", "kube-timeout", "kubeconfig", "pod")
 }
 
 // options builds preflight.Options from the flags, reading the saved mount
@@ -107,17 +143,49 @@ func (f CheckFlags) options(g *Globals, paths []string) (preflight.Options, erro
 
 // CheckCmd is `preflight check`.
 type CheckCmd struct {
-	Paths []string `arg:"" optional:"" name:"path" help:"Data directory or database file; given PATHs replace PREFLIGHT_DATA_DIR (default: --data-dir, PREFLIGHT_DATA_DIR)."`
+	Paths []string
 	CheckFlags
-	Format    string        `name:"format" brief:"Output: text, json (preflight/v1) or sarif." enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1) or sarif (SARIF 2.1.0, for code scanning)."`
-	FailOn    string        `name:"fail-on" brief:"Lowest level that fails: warn, error or never." enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
-	Watch     time.Duration `name:"watch" brief:"Watch -wal and -shm this long for unseen writers." default:"0s" env:"PREFLIGHT_WATCH" help:"Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off."`
-	Container string        `name:"container" brief:"Check PATHs as container NAME sees them." env:"PREFLIGHT_CONTAINER" placeholder:"NAME" help:"Check PATHs as container NAME sees them: its mounts (docker inspect) mapped to this host and classified here."`
+	Format    string
+	FailOn    string
+	Watch     time.Duration
+	Container string
 
-	Deep        bool          `name:"deep" brief:"Also check health: WAL chain, quick_check." env:"PREFLIGHT_DEEP" help:"Also check database health: WAL frame chain, hot journals, header bytes, and PRAGMA quick_check on a read-only connection, with damage classified (--deep=full runs integrity_check)."`
-	DeepMode    string        `name:"deep-mode" brief:"quick (quick_check) or full (integrity_check)." enum:"quick,full" default:"quick" env:"PREFLIGHT_DEEP_MODE" help:"quick_check or integrity_check for --deep (--deep=full is --deep --deep-mode full)."`
-	BusyTimeout time.Duration `name:"busy-timeout" brief:"With --deep, longest wait on another's lock." default:"1s" env:"PREFLIGHT_BUSY_TIMEOUT" help:"With --deep, longest wait on another process's lock before reporting 'integrity not checked'."`
-	TmpDir      string        `name:"tmp-dir" brief:"With --deep, where the private copy is made." env:"PREFLIGHT_TMP_DIR" placeholder:"DIR" help:"With --deep, where to make the private copy a database is checked on (across a share, or a WAL database no process has open); default $TMPDIR, else /tmp. It needs room for the database and its -wal."`
+	Deep        bool
+	DeepMode    string
+	BusyTimeout time.Duration
+	TmpDir      string
+}
+
+func newCheckCmd(g *Globals) *cobra.Command {
+	c := &CheckCmd{}
+	cmd := &cobra.Command{
+		Use:   "check [PATH]...",
+		Short: "Check data directories or databases: filesystem, journal, findings.",
+		Long: wrap("Check data directories or database files: filesystem class, journal mode, findings. "+
+			"Each PATH is a data directory or database file; given PATHs replace PREFLIGHT_DATA_DIR (default: --data-dir, PREFLIGHT_DATA_DIR).", 0, helpWidth),
+		Example: examples["check"],
+		Args:    cobra.ArbitraryArgs,
+		RunE:    func(_ *cobra.Command, args []string) error { c.Paths = args; return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	c.CheckFlags.AddFlags(cmd)
+	enumVar(fs, &c.Format, "format", "text", "Output: text, json or sarif.", "text", "json", "sarif")
+	flagDoc(fs, "format", "Output format: text, json (schema preflight/v1) or sarif (SARIF 2.1.0, for code scanning).")
+	enumVar(fs, &c.FailOn, "fail-on", "warn", "Lowest level that fails: warn, error or never.", "warn", "error", "never")
+	flagDoc(fs, "fail-on", "Lowest level that makes the exit code non-zero: warn, error or never.")
+	fs.DurationVar(&c.Watch, "watch", 0, "Watch -wal, -shm this long for unseen writers.")
+	flagDoc(fs, "watch", "Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off.")
+	fs.StringVar(&c.Container, "container", "", "Check PATHs as container `NAME` sees them.")
+	flagDoc(fs, "container", "Check PATHs as container `NAME` sees them: its mounts (docker inspect) mapped to this host and classified here.")
+	boolVar(fs, &c.Deep, "deep", "", "Also check health: WAL chain, quick_check.")
+	flagDoc(fs, "deep", "Also check database health: WAL frame chain, hot journals, header bytes, and PRAGMA quick_check on a read-only connection, with damage classified (--deep=full runs integrity_check).")
+	enumVar(fs, &c.DeepMode, "deep-mode", "quick", "quick (quick_check) or full (integrity_check).", "quick", "full")
+	flagDoc(fs, "deep-mode", "quick_check or integrity_check for --deep (--deep=full is --deep --deep-mode full).")
+	fs.DurationVar(&c.BusyTimeout, "busy-timeout", time.Second, "With --deep, longest wait on a lock.")
+	flagDoc(fs, "busy-timeout", "With --deep, longest wait on another process's lock before reporting 'integrity not checked'.")
+	fs.StringVar(&c.TmpDir, "tmp-dir", "", "With --deep, make the private copy in `DIR`.")
+	flagDoc(fs, "tmp-dir", "With --deep, where to make the private copy a database is checked on, `DIR` (across a share, or a WAL database no process has open); default $TMPDIR, else /tmp. It needs room for the database and its -wal.")
+	return cmd
 }
 
 // Run checks the paths, renders the report and exits by the verdict.

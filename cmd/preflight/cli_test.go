@@ -42,13 +42,14 @@ func TestFullBinarySize(t *testing.T) {
 	}
 }
 
-// Every flag without an env tag is also PREFLIGHT_<NAME> (dashes as
-// underscores), a value on the command line wins over it, and a bad value
-// from it is a usage error that names the variable.
+// Every flag that names no other variable is also PREFLIGHT_<NAME>
+// (dashes as underscores), a value on the command line wins over it, a bad
+// value from it is a usage error that names the variable, and a variable
+// counts as the flag for cobra's required flags.
 func TestFlagEnvironment(t *testing.T) {
 	t.Setenv("PREFLIGHT_TO", "truncate")
 	_, stderr, code := runMain(t, "convert", "--dry-run", "x.db")
-	if code != exitUsage || !strings.Contains(stderr, `preflight: error: --to (PREFLIGHT_TO) must be one of "delete","wal" but got "truncate"`) {
+	if code != exitUsage || !strings.Contains(stderr, `preflight: error: PREFLIGHT_TO: invalid argument "truncate" for "--to" flag: must be one of ["delete" "wal"]`) {
 		t.Errorf("convert with PREFLIGHT_TO=truncate: exit %d, stderr %q; want a usage error naming PREFLIGHT_TO", code, stderr)
 	}
 	t.Setenv("PREFLIGHT_TO", "")
@@ -66,7 +67,7 @@ func TestFlagEnvironment(t *testing.T) {
 
 	t.Setenv("PREFLIGHT_MIGRATE_FROM", "/nonexistent-from")
 	_, stderr, code = runMain(t, "migrate")
-	if code != exitUsage || !strings.Contains(stderr, "missing flags: --to=DIR") || strings.Contains(stderr, "--from=DIR") {
+	if code != exitUsage || !strings.Contains(stderr, `required flag(s) "to" not set`) || strings.Contains(stderr, `"from"`) {
 		t.Errorf("migrate with PREFLIGHT_MIGRATE_FROM: exit %d, stderr %q; want only --to missing", code, stderr)
 	}
 }
@@ -87,7 +88,7 @@ func TestBoolFlagWords(t *testing.T) {
 		}
 	}
 	t.Setenv("PREFLIGHT_DEEP", "t")
-	if _, stderr, code := runMain(t, off...); code != exitUsage || !strings.Contains(stderr, `--deep (PREFLIGHT_DEEP): bool value must be true, 1, yes, false, 0 or no but got "t"`) {
+	if _, stderr, code := runMain(t, off...); code != exitUsage || !strings.Contains(stderr, `PREFLIGHT_DEEP: invalid argument "t" for "--deep" flag: must be true, 1, yes, false, 0 or no`) {
 		t.Errorf("check with PREFLIGHT_DEEP=t: exit %d, stderr %q; want a usage error", code, stderr)
 	}
 }
@@ -105,14 +106,15 @@ func TestRunSecondDoubleDash(t *testing.T) {
 	}
 }
 
-// A flag of an xor group set by its variable conflicts with another on
-// the command line, whatever the value, as it always did.
+// A flag of a mutually exclusive group set by its variable conflicts with
+// another on the command line, whatever the value, as it always did: the
+// variable is set through pflag, so cobra sees the flag Changed.
 func TestXorFromEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	for _, v := range []string{"1", "0"} {
 		t.Setenv("PREFLIGHT_WRITE", v)
 		_, stderr, code := runMain(t, "compose", "--docker", "off", "--project-directory", dir, "--diff")
-		if code != exitUsage || !strings.Contains(stderr, "preflight: error: --diff and --write can't be used together") {
+		if code != exitUsage || !strings.Contains(stderr, "preflight: error: if any flags in the group [diff write] are set none of the others can be; [diff write] were all set") {
 			t.Errorf("compose --diff with PREFLIGHT_WRITE=%s: exit %d, stderr %q; want a usage error", v, code, stderr)
 		}
 	}
@@ -124,12 +126,18 @@ func TestXorFromEnvironment(t *testing.T) {
 // flags are the application's.
 func TestFlagValueLooksLikeFlag(t *testing.T) {
 	_, stderr, code := runMain(t, "check", "--docker", "off", "--kube", "off", "--data-dir", "--format", "json")
-	if code != exitUsage || !strings.Contains(stderr, `preflight: error: --data-dir: expected string value but got "--format" (long flag); perhaps try --data-dir="--format"?`) {
+	if code != exitUsage || !strings.Contains(stderr, `preflight: error: --data-dir: expected a value but got "--format", a flag; perhaps try --data-dir="--format"?`) {
 		t.Errorf("check --data-dir --format json: exit %d, stderr %q; want a usage error", code, stderr)
 	}
 	_, stderr, code = runMain(t, "check", "--docker", "off", "--kube", "off", "--data-dir", t.TempDir(), "--max-depth", "-1")
-	if code != exitUsage || !strings.Contains(stderr, `--max-depth: expected int value but got "-1" (short flag)`) {
+	if code != exitUsage || !strings.Contains(stderr, `--max-depth: expected a value but got "-1", a flag; perhaps try --max-depth="-1"?`) {
 		t.Errorf("check --max-depth -1: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+	// Refused before the positional arguments are counted: the flag that
+	// took --to made "new" one of them.
+	_, stderr, code = runMain(t, "recover", "--schema-from", "--to", "new", "src.db")
+	if code != exitUsage || !strings.Contains(stderr, `preflight: error: --schema-from: expected a value but got "--to", a flag;`) {
+		t.Errorf("recover --schema-from --to new src.db: exit %d, stderr %q; want the value refused", code, stderr)
 	}
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -150,17 +158,20 @@ func TestFlagValueLooksLikeFlag(t *testing.T) {
 	}
 }
 
-// An unknown flag names the flags it is close to, and a flag without its
-// value says so, as before.
+// An unknown long flag names the flags it starts or is close to (pflag's
+// *NotExistError), a short one and a flag without its value are pflag's
+// errors as they are, and an unknown command names cobra's suggestions.
 func TestFlagErrorWording(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"check", "--formatt", "json"}, `preflight: error: unknown flag --formatt, did you mean "--format"?`},
-		{[]string{"convert", "-z"}, `preflight: error: unknown flag -z, did you mean one of "-h", "-y"?`},
-		{[]string{"check", "--bogus"}, "preflight: error: unknown flag --bogus\n"},
-		{[]string{"kube", "--file"}, "preflight: error: --file: missing value\n"},
+		{[]string{"check", "--formatt", "json"}, "preflight: error: unknown flag: --formatt, did you mean --format?\n"},
+		{[]string{"check", "--kube-time=1s"}, "preflight: error: unknown flag: --kube-time, did you mean --kube-timeout?\n"},
+		{[]string{"convert", "-z"}, "preflight: error: unknown shorthand flag: 'z' in -z\n"},
+		{[]string{"check", "--bogus"}, "preflight: error: unknown flag: --bogus\n"},
+		{[]string{"kube", "--file"}, "preflight: error: flag needs an argument: --file\n"},
+		{[]string{"chek"}, "preflight: error: unknown command \"chek\" for \"preflight\", did you mean check?\n"},
 	} {
 		_, stderr, code := runMain(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight/internal/shell"
 
 	"github.com/preflight-sqlite/preflight"
@@ -22,28 +24,68 @@ import (
 
 // ComposeCmd is `preflight compose`.
 type ComposeCmd struct {
-	File             []string `name:"file" short:"f" placeholder:"FILE" help:"Compose file, merged in order (repeatable; default: compose.yaml, docker-compose.yml, ... and its override, or COMPOSE_FILE)."`
-	ProjectDirectory string   `name:"project-directory" placeholder:"DIR" help:"Working directory of the project (default: the first file's directory)."`
-	ProjectName      string   `name:"project-name" short:"p" placeholder:"NAME" help:"Project name (default: name:, COMPOSE_PROJECT_NAME or the directory's name)."`
-	Profile          []string `name:"profile" placeholder:"PROFILE" help:"Enable a profile (repeatable; default COMPOSE_PROFILES)."`
-	EnvFile          []string `name:"env-file" placeholder:"FILE" help:"Interpolation variables from FILE instead of the project's .env (repeatable)."`
+	File             []string
+	ProjectDirectory string
+	ProjectName      string
+	Profile          []string
+	EnvFile          []string
 
-	DataDir   []string `name:"data-dir" placeholder:"TARGET" help:"Container path that holds SQLite data, in every service that mounts it, or SERVICE:TARGET (repeatable)."`
-	Catalogue []string `name:"catalogue" placeholder:"FILE" help:"More catalogue entries (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable)."`
-	Platform  string   `name:"platform" enum:",desktop,linux" default:"" help:"Judge binds for this engine: desktop (binds cross a VM) or linux (native). Default: ask the engine through the Docker API; when it does not answer, assume either."`
-	Ignore    []string `name:"ignore" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
+	DataDir   []string
+	Catalogue []string
+	Platform  string
+	Ignore    []string
 
-	Check        bool   `name:"check" help:"Accepted for scripts and changes nothing: every run is the CI gate and exits by the verdict at --fail-on's level (default error: 3 on an error-level finding, 0 on warnings only)."`
-	FailOn       string `name:"fail-on" enum:"warn,error,never" default:"error" help:"Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn), judged on the project as it is after the command (--write: as written)."`
-	Diff         bool   `name:"diff" xor:"output" help:"Print the rewrite as a unified diff instead of the suggestions."`
-	Write        bool   `name:"write" xor:"output" help:"Edit the compose files in place (each saved first as FILE.bak), after checking the result loads."`
-	Live         bool   `name:"live" help:"Also ask the engine for the project's running containers (label com.docker.compose.project): their actual sources and other containers writing them."`
-	Format       string `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the compose field) or sarif (SARIF 2.1.0: each finding at the line that declares its mount)."`
-	MigrateImage string `name:"migrate-image" placeholder:"IMAGE" help:"Image with preflight for the printed migration command, when the service's image does not run preflight (default: ghcr.io/preflight-sqlite/preflight:VERSION, this release; a development build needs it given)."`
+	Check        bool
+	FailOn       string
+	Diff         bool
+	Write        bool
+	Live         bool
+	Format       string
+	MigrateImage string
 
-	Docker        string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Ask the Docker Engine API which engine runs binds: auto or off."`
-	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
-	FSTimeout     time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for a bind source to answer a stat and a directory read (a stuck FUSE daemon or NFS server); one that does not is left unread and reported."`
+	Docker        string
+	DockerTimeout time.Duration
+	FSTimeout     time.Duration
+}
+
+func newComposeCmd(g *Globals) *cobra.Command {
+	c := &ComposeCmd{}
+	cmd := &cobra.Command{
+		Use:   "compose",
+		Short: "Find SQLite data on unsafe mounts in a compose project, and fix it.",
+		Long: wrap("Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, "+
+			"and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", 0, helpWidth),
+		Example: examples["compose"],
+		Hidden:  !compose.Built,
+		Args:    cobra.NoArgs,
+		RunE:    func(*cobra.Command, []string) error { return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	sliceVar(fs, &c.File, "file", "f", "Compose `FILE`, merged in order (repeatable; default: compose.yaml, docker-compose.yml, ... and its override, or COMPOSE_FILE).")
+	fs.StringVar(&c.ProjectDirectory, "project-directory", "", "Working directory of the project, `DIR` (default: the first file's directory).")
+	fs.StringVarP(&c.ProjectName, "project-name", "p", "", "Project `NAME` (default: name:, COMPOSE_PROJECT_NAME or the directory's name).")
+	sliceVar(fs, &c.Profile, "profile", "", "Enable profile `PROFILE` (repeatable; default COMPOSE_PROFILES).")
+	sliceVar(fs, &c.EnvFile, "env-file", "", "Interpolation variables from `FILE` instead of the project's .env (repeatable).")
+
+	sliceVar(fs, &c.DataDir, "data-dir", "", "Container path `TARGET` that holds SQLite data, in every service that mounts it, or SERVICE:TARGET (repeatable).")
+	sliceVar(fs, &c.Catalogue, "catalogue", "", "More catalogue entries from `FILE` (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable).")
+	enumVar(fs, &c.Platform, "platform", "", "Judge binds for this engine: desktop (binds cross a VM) or linux (native). Default: ask the engine through the Docker API; when it does not answer, assume either.", "", "desktop", "linux")
+	sliceVar(fs, &c.Ignore, "ignore", "", "Demote finding `ID` to info (repeatable).")
+
+	boolVar(fs, &c.Check, "check", "", "Accepted for scripts and changes nothing: every run is the CI gate and exits by the verdict at --fail-on's level (default error: 3 on an error-level finding, 0 on warnings only).")
+	enumVar(fs, &c.FailOn, "fail-on", "error", "Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn), judged on the project as it is after the command (--write: as written).", "warn", "error", "never")
+	boolVar(fs, &c.Diff, "diff", "", "Print the rewrite as a unified diff instead of the suggestions.")
+	boolVar(fs, &c.Write, "write", "", "Edit the compose files in place (each saved first as FILE.bak), after checking the result loads.")
+	cmd.MarkFlagsMutuallyExclusive("diff", "write")
+	boolVar(fs, &c.Live, "live", "", "Also ask the engine for the project's running containers (label com.docker.compose.project): their actual sources and other containers writing them.")
+	enumVar(fs, &c.Format, "format", "text", "Output format: text, json (schema preflight/v1, the compose field) or sarif (SARIF 2.1.0: each finding at the line that declares its mount).", "text", "json", "sarif")
+	fs.StringVar(&c.MigrateImage, "migrate-image", "", "`IMAGE` with preflight for the printed migration command, when the service's image does not run preflight (default: ghcr.io/preflight-sqlite/preflight:VERSION, this release; a development build needs it given).")
+
+	enumVar(fs, &c.Docker, "docker", "auto", "Ask the Docker Engine API which engine runs binds: auto or off.", "auto", "off")
+	fs.DurationVar(&c.DockerTimeout, "docker-timeout", 2*time.Second, "Longest wait for the Docker Engine API.")
+	flagGroup(fs, dockerFlags, "docker", "docker-timeout")
+	fs.DurationVar(&c.FSTimeout, "fs-timeout", 5*time.Second, "Longest wait for a bind source to answer a stat and a directory read (a stuck FUSE daemon or NFS server); one that does not is left unread and reported.")
+	return cmd
 }
 
 // Run analyses the project and prints the report with the rewrite

@@ -13,24 +13,52 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/convert"
 )
 
 // ConvertCmd is `preflight convert`.
 type ConvertCmd struct {
-	Paths []string `arg:"" optional:"" name:"path" help:"Database file, or data directory (every database in it); given PATHs replace PREFLIGHT_DATA_DIR."`
+	Paths []string
 	CheckFlags
-	To              string        `name:"to" enum:"delete,wal" default:"delete" help:"Journal mode to convert to: delete (the rollback journal) or wal."`
-	DryRun          bool          `name:"dry-run" help:"Run the guard and print what would be done; change nothing."`
-	BackupDir       string        `name:"backup-dir" placeholder:"DIR" help:"Put the backups in DIR (default: beside each database, <db>.preflight-backup-<UTC time>/)."`
-	NoBackup        bool          `name:"no-backup" help:"Do not copy the database, -wal and -shm aside first."`
-	Verify          string        `name:"verify" enum:"quick,full" default:"quick" help:"Check after converting: quick (PRAGMA quick_check) or full (PRAGMA integrity_check)."`
-	AllowUnverified bool          `name:"allow-unverified" help:"Convert even when a live-writer probe could not run (no Docker API access). A writer that was seen is never overridden."`
-	AcceptWALLoss   bool          `name:"accept-wal-loss" help:"Convert, after the backup, although valid-looking WAL frames after a broken one will be discarded."`
-	Watch           time.Duration `name:"watch" default:"2s" help:"Quiet period the files must stay unchanged on cross-vm, network, fuse and unknown filesystems."`
-	Yes             bool          `name:"yes" short:"y" help:"Confirm, without a prompt, that nothing outside this machine has the databases open (needed on cross-vm, network and fuse filesystems when there is no terminal)."`
-	Format          string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight-convert/v1)."`
+	To              string
+	DryRun          bool
+	BackupDir       string
+	NoBackup        bool
+	Verify          string
+	AllowUnverified bool
+	AcceptWALLoss   bool
+	Watch           time.Duration
+	Yes             bool
+	Format          string
+}
+
+func newConvertCmd(g *Globals) *cobra.Command {
+	c := &ConvertCmd{}
+	cmd := &cobra.Command{
+		Use:   "convert [PATH]...",
+		Short: "Convert databases offline to journal_mode=DELETE (or back to WAL).",
+		Long: wrap("Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification. "+
+			"Each PATH is a database file, or a data directory (every database in it); given PATHs replace PREFLIGHT_DATA_DIR.", 0, helpWidth),
+		Example: examples["convert"],
+		Args:    cobra.ArbitraryArgs,
+		RunE:    func(_ *cobra.Command, args []string) error { c.Paths = args; return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	c.CheckFlags.AddFlags(cmd)
+	enumVar(fs, &c.To, "to", "delete", "Journal mode to convert to: delete (the rollback journal) or wal.", "delete", "wal")
+	boolVar(fs, &c.DryRun, "dry-run", "", "Run the guard and print what would be done; change nothing.")
+	fs.StringVar(&c.BackupDir, "backup-dir", "", "Put the backups in `DIR` (default: beside each database, <db>.preflight-backup-<UTC time>/).")
+	boolVar(fs, &c.NoBackup, "no-backup", "", "Do not copy the database, -wal and -shm aside first.")
+	enumVar(fs, &c.Verify, "verify", "quick", "Check after converting: quick (PRAGMA quick_check) or full (PRAGMA integrity_check).", "quick", "full")
+	boolVar(fs, &c.AllowUnverified, "allow-unverified", "", "Convert even when a live-writer probe could not run (no Docker API access). A writer that was seen is never overridden.")
+	boolVar(fs, &c.AcceptWALLoss, "accept-wal-loss", "", "Convert, after the backup, although valid-looking WAL frames after a broken one will be discarded.")
+	fs.DurationVar(&c.Watch, "watch", 2*time.Second, "Quiet period the files must stay unchanged on cross-vm, network, fuse and unknown filesystems.")
+	boolVar(fs, &c.Yes, "yes", "y", "Confirm, without a prompt, that nothing outside this machine has the databases open (needed on cross-vm, network and fuse filesystems when there is no terminal).")
+	enumVar(fs, &c.Format, "format", "text", "Output format: text or json (schema preflight-convert/v1).", "text", "json")
+	return cmd
 }
 
 // Run converts and renders the result. Exit codes: 0 every database

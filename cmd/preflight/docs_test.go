@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -179,39 +178,16 @@ func exitCodesPage() []byte {
 }
 
 // cliPages are cobra's markdown pages of the command tree (doc.GenMarkdownTree),
-// by file name, each flag's help followed by its environment variables.
+// by file name, each flag with its full help (flagDoc) followed by its
+// environment variables.
 func cliPages(t *testing.T) map[string][]byte {
 	t.Helper()
-	envs := map[string][]string{}
-	global := &cmdSpec{}
-	readSpec(reflect.ValueOf(&Globals{}), global)
-	for _, fs := range global.flags {
-		envs[" "+fs.name] = fs.envs
-	}
-	var visit func(cms []command)
-	visit = func(cms []command) {
-		for _, cm := range cms {
-			spec := &cmdSpec{}
-			readSpec(reflect.ValueOf(cm.make()), spec)
-			for _, fs := range spec.flags {
-				envs[cm.name+" "+fs.name] = fs.envs
-			}
-			visit(cm.sub)
-		}
-	}
-	visit(commands)
 	root := newRoot(&Globals{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}, commands)
-	root.InitDefaultCompletionCmd()
 	root.DisableAutoGenTag = true
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		name := c.Name()
-		if !c.HasParent() {
-			name = ""
-		}
-		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) { addEnv(f, envs[name+" "+f.Name]) })
-		if !c.HasParent() {
-			c.PersistentFlags().VisitAll(func(f *pflag.Flag) { addEnv(f, envs[" "+f.Name]) })
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(addEnv)
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)
@@ -236,9 +212,12 @@ func cliPages(t *testing.T) map[string][]byte {
 	return out
 }
 
-// addEnv appends the flag's variables to its help, once.
-func addEnv(f *pflag.Flag, envs []string) {
-	if len(envs) > 0 && !strings.Contains(f.Usage, "(env ") {
+// addEnv makes the flag's help its full one and appends its variables, once.
+func addEnv(f *pflag.Flag) {
+	if d := f.Annotations[docAnnotation]; len(d) > 0 {
+		f.Usage = d[0]
+	}
+	if envs := f.Annotations[envAnnotation]; len(envs) > 0 && !strings.Contains(f.Usage, "(env ") {
 		f.Usage += " (env " + strings.Join(envs, ", ") + ")"
 	}
 }

@@ -32,7 +32,7 @@ func TestDocsExitCodes(t *testing.T) {
 	}
 	var help []string
 	block := out[strings.Index(out, "Exit codes:"):]
-	block = block[:strings.Index(block, "Flags:")]
+	block = block[:strings.Index(block, "After ")]
 	for _, m := range regexp.MustCompile(`(?m)^ {4}([0-9]+) `).FindAllStringSubmatch(block, -1) {
 		help = append(help, m[1])
 	}

@@ -5,13 +5,28 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight/rules"
 )
 
 // ExplainCmd is `preflight explain`: a finding's entry of the reference
 // in the terminal.
 type ExplainCmd struct {
-	ID string `arg:"" name:"id" help:"Finding ID or convert refusal reason (as in check's output, --ignore, SARIF's ruleId)."`
+	ID string
+}
+
+func newExplainCmd(g *Globals) *cobra.Command {
+	c := &ExplainCmd{}
+	return &cobra.Command{
+		Use:   "explain ID",
+		Short: "Print what a finding ID means, its remedy and its docs page.",
+		Long: wrap("Print what a finding ID means, its remedy and its page on the docs site. "+
+			"ID is a finding ID or convert refusal reason (as in check's output, --ignore, SARIF's ruleId).", 0, helpWidth),
+		Example: examples["explain"],
+		Args:    cobra.ExactArgs(1),
+		RunE:    func(_ *cobra.Command, args []string) error { c.ID = args[0]; return c.Run(g) },
+	}
 }
 
 // Run prints the meaning, level, commands, remedy and docs link of c.ID,

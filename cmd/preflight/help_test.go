@@ -39,7 +39,7 @@ func TestHelpExamples(t *testing.T) {
 			t.Errorf("preflight %s --help: exit %d, no Examples: block", strings.Join(args, " "), code)
 		}
 		for _, line := range strings.Split(c.Example, "\n") {
-			line, _, _ = strings.Cut(line, "#")
+			line, _, _ = strings.Cut(strings.TrimSpace(line), "#")
 			if before, after, ok := strings.Cut(line, "| "); ok {
 				line = after // helm template ... | preflight kube -f -
 				if strings.HasPrefix(before, "preflight ") {
@@ -68,7 +68,7 @@ func TestHelpExamples(t *testing.T) {
 	if n := strings.Count(out, "\n"); n > 60 {
 		t.Errorf("check --help is %d lines, want at most 60", n)
 	}
-	order := []string{"\nFlags:\n      --data-dir", "\nDocker flags:\n      --docker=", "\nKubernetes flags:\n      --kube=", "\nGlobal flags:\n  -h, --help"}
+	order := []string{"\nFlags:\n      --data-dir ", "\nDocker flags:\n      --docker ", "\nKubernetes flags:\n      --kube ", "\nGlobal flags:\n      --mountinfo "}
 	at := 0
 	for _, s := range order {
 		i := strings.Index(out[at:], s)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/internal/shell"
@@ -20,13 +22,38 @@ import (
 
 // KubeCmd is `preflight kube`.
 type KubeCmd struct {
-	File      []string `name:"file" short:"f" required:"" placeholder:"FILE|DIR|-" help:"Manifests to read: a file of one or more YAML or JSON documents, a directory (its .yaml, .yml and .json files), or - for standard input (helm template ... | preflight kube -f -). Repeatable."`
-	Recursive bool     `name:"recursive" short:"R" help:"Also read the manifest files of the subdirectories of each directory given with -f, as kubectl apply -R."`
-	DataClaim []string `name:"data-claim" placeholder:"[NAMESPACE/]CLAIM" help:"A PersistentVolumeClaim (or a StatefulSet's volumeClaimTemplate) that holds SQLite data, whatever image mounts it (repeatable)."`
-	Catalogue []string `name:"catalogue" placeholder:"FILE" help:"More catalogue entries (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable)."`
-	Ignore    []string `name:"ignore" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
-	FailOn    string   `name:"fail-on" enum:"warn,error,never" default:"error" help:"Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn)."`
-	Format    string   `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the manifests field; each finding's patch) or sarif (SARIF 2.1.0: each finding at the object it patches)."`
+	File      []string
+	Recursive bool
+	DataClaim []string
+	Catalogue []string
+	Ignore    []string
+	FailOn    string
+	Format    string
+}
+
+func newKubeCmd(g *Globals) *cobra.Command {
+	c := &KubeCmd{}
+	cmd := &cobra.Command{
+		Use:   "kube -f FILE|DIR|-",
+		Short: "Lint Kubernetes manifests for SQLite data two pods can write.",
+		Long: wrap("Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: "+
+			"rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", 0, helpWidth),
+		Example: examples["kube"],
+		Hidden:  !manifest.Built,
+		Args:    subcommandArgs,
+		RunE:    func(*cobra.Command, []string) error { return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	sliceVar(fs, &c.File, "file", "f", "Manifests to read, `FILE|DIR|-`: a file of one or more YAML or JSON documents, a directory (its .yaml, .yml and .json files), or - for standard input (helm template ... | preflight kube -f -). Repeatable.")
+	_ = cmd.MarkFlagRequired("file")
+	boolVar(fs, &c.Recursive, "recursive", "R", "Also read the manifest files of the subdirectories of each directory given with -f, as kubectl apply -R.")
+	sliceVar(fs, &c.DataClaim, "data-claim", "", "A PersistentVolumeClaim `[NAMESPACE/]CLAIM` (or a StatefulSet's volumeClaimTemplate) that holds SQLite data, whatever image mounts it (repeatable).")
+	sliceVar(fs, &c.Catalogue, "catalogue", "", "More catalogue entries from `FILE` (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable).")
+	sliceVar(fs, &c.Ignore, "ignore", "", "Demote finding `ID` to info (repeatable).")
+	enumVar(fs, &c.FailOn, "fail-on", "error", "Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn).", "warn", "error", "never")
+	enumVar(fs, &c.Format, "format", "text", "Output format: text, json (schema preflight/v1, the manifests field; each finding's patch) or sarif (SARIF 2.1.0: each finding at the object it patches).", "text", "json", "sarif")
+	cmd.AddCommand(newKubePolicyCmd(g), newKubeAuditCmd(g))
+	return cmd
 }
 
 // loadManifests is manifest.Load of files and standard input, given up

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/probe/kube"
@@ -12,14 +14,41 @@ import (
 
 // KubeAuditCmd is `preflight kube audit`.
 type KubeAuditCmd struct {
-	Kubeconfig string        `name:"kubeconfig" env:"PREFLIGHT_KUBECONFIG,KUBECONFIG" placeholder:"FILE" help:"Reach the Kubernetes API through this kubeconfig (the first existing file of a KUBECONFIG list); without one, the in-cluster service account."`
-	Namespace  []string      `name:"namespace" short:"n" env:"-" placeholder:"NS" help:"Read only namespace NS (repeatable); default every namespace, by one cluster-wide list per kind (the ClusterRole of examples/kubernetes/audit-rbac.yaml)."`
-	Timeout    time.Duration `name:"timeout" env:"PREFLIGHT_KUBE_AUDIT_TIMEOUT" default:"60s" help:"Longest wait for the whole audit, every request included."`
-	DataClaim  []string      `name:"data-claim" env:"-" placeholder:"[NAMESPACE/]CLAIM" help:"A PersistentVolumeClaim that holds SQLite data, whatever image mounts it (repeatable; the label preflight.io/sqlite: \"true\" on the claim says so too)."`
-	Catalogue  []string      `name:"catalogue" env:"-" placeholder:"FILE" help:"More catalogue entries (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable)."`
-	Ignore     []string      `name:"ignore" env:"-" sep:"," placeholder:"ID" help:"Demote finding ID to info (repeatable)."`
-	FailOn     string        `name:"fail-on" env:"-" enum:"warn,error,never" default:"error" help:"Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn)."`
-	Format     string        `name:"format" enum:"text,json,sarif" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text, json (schema preflight/v1, the manifests field, each workload's running pods; each finding's patch) or sarif (SARIF 2.1.0)."`
+	Kubeconfig string
+	Namespace  []string
+	Timeout    time.Duration
+	DataClaim  []string
+	Catalogue  []string
+	Ignore     []string
+	FailOn     string
+	Format     string
+}
+
+func newKubeAuditCmd(g *Globals) *cobra.Command {
+	c := &KubeAuditCmd{}
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Judge a live cluster as kube -f judges manifests.",
+		Long: wrap("Read a live cluster's workloads, pods, claims, PersistentVolumes and StorageClasses through the API (GET and LIST only) and judge them as kube -f judges manifests, "+
+			"plus the pods of one workload running now on one claim.", 0, helpWidth),
+		Example: examples["kube audit"],
+		Args:    cobra.NoArgs,
+		RunE:    func(*cobra.Command, []string) error { return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "Reach the Kubernetes API through kubeconfig `FILE` (the first existing file of a KUBECONFIG list); without one, the in-cluster service account.")
+	envFor(fs, "kubeconfig", "PREFLIGHT_KUBECONFIG", "KUBECONFIG")
+	sliceVar(fs, &c.Namespace, "namespace", "n", "Read only namespace `NS` (repeatable); default every namespace, by one cluster-wide list per kind (the ClusterRole of examples/kubernetes/audit-rbac.yaml).")
+	fs.DurationVar(&c.Timeout, "timeout", time.Minute, "Longest wait for the whole audit, every request included.")
+	envFor(fs, "timeout", "PREFLIGHT_KUBE_AUDIT_TIMEOUT")
+	sliceVar(fs, &c.DataClaim, "data-claim", "", "A PersistentVolumeClaim `[NAMESPACE/]CLAIM` that holds SQLite data, whatever image mounts it (repeatable; the label preflight.io/sqlite: \"true\" on the claim says so too).")
+	sliceVar(fs, &c.Catalogue, "catalogue", "", "More catalogue entries from `FILE` (the format of the built-in compose/catalogue.yaml), matched before the built-in ones (repeatable).")
+	sliceVar(fs, &c.Ignore, "ignore", "", "Demote finding `ID` to info (repeatable).")
+	enumVar(fs, &c.FailOn, "fail-on", "error", "Lowest level that makes the exit code non-zero (3 on an error-level finding; 4 on warnings with --fail-on warn).", "warn", "error", "never")
+	enumVar(fs, &c.Format, "format", "text", "Output format: text, json (schema preflight/v1, the manifests field, each workload's running pods; each finding's patch) or sarif (SARIF 2.1.0).", "text", "json", "sarif")
+	noEnv(fs, "namespace", "data-claim", "catalogue", "ignore", "fail-on")
+	flagGroup(fs, kubeFlags, "kubeconfig", "timeout")
+	return cmd
 }
 
 // Run reads the cluster, judges it and prints the report.

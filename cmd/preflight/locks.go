@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
@@ -14,13 +16,35 @@ import (
 
 // LocksCmd is `preflight locks`.
 type LocksCmd struct {
-	Paths         []string      `arg:"" name:"path" help:"Database file or data directory."`
-	Watch         time.Duration `name:"watch" default:"0s" env:"PREFLIGHT_WATCH" help:"Sample the locks this long and say how long each write lock was held; 0 is one look."`
-	BusyTimeout   time.Duration `name:"busy-timeout" default:"5s" env:"PREFLIGHT_BUSY_TIMEOUT" help:"With --watch, a write lock held longer than this is the finding write-lock-held: what another writer with this busy timeout sees as \"database is locked\"."`
-	Format        string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (the check report, schema preflight/v1)."`
-	FailOn        string        `name:"fail-on" enum:"warn,error,never" default:"warn" env:"PREFLIGHT_FAIL_ON" help:"Lowest level that makes the exit code non-zero: warn, error or never."`
-	Docker        string        `name:"docker" enum:"auto,off,required" default:"auto" env:"PREFLIGHT_DOCKER" help:"Name the container of each holder through the Docker Engine API: auto (when reachable), off, or required."`
-	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
+	Paths         []string
+	Watch         time.Duration
+	BusyTimeout   time.Duration
+	Format        string
+	FailOn        string
+	Docker        string
+	DockerTimeout time.Duration
+}
+
+func newLocksCmd(g *Globals) *cobra.Command {
+	c := &LocksCmd{}
+	cmd := &cobra.Command{
+		Use:   "locks PATH...",
+		Short: "Answer \"database is locked\": who holds SQLite's locks, how long.",
+		Long: wrap("Answer \"database is locked\": who holds which of SQLite's locks on each database (PID, command, user, container), and with --watch for how long. "+
+			"Each PATH is a database file or data directory.", 0, helpWidth),
+		Example: examples["locks"],
+		Args:    cobra.MinimumNArgs(1),
+		RunE:    func(_ *cobra.Command, args []string) error { c.Paths = args; return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	fs.DurationVar(&c.Watch, "watch", 0, "Sample the locks this long and say how long each write lock was held; 0 is one look.")
+	fs.DurationVar(&c.BusyTimeout, "busy-timeout", 5*time.Second, "With --watch, a write lock held longer than this is the finding write-lock-held: what another writer with this busy timeout sees as \"database is locked\".")
+	enumVar(fs, &c.Format, "format", "text", "Output format: text or json (the check report, schema preflight/v1).", "text", "json")
+	enumVar(fs, &c.FailOn, "fail-on", "warn", "Lowest level that makes the exit code non-zero: warn, error or never.", "warn", "error", "never")
+	enumVar(fs, &c.Docker, "docker", "auto", "Name the container of each holder through the Docker Engine API: auto (when reachable), off, or required.", "auto", "off", "required")
+	fs.DurationVar(&c.DockerTimeout, "docker-timeout", 2*time.Second, "Longest wait for the Docker Engine API.")
+	flagGroup(fs, dockerFlags, "docker", "docker-timeout")
+	return cmd
 }
 
 // Run answers "database is locked": who holds which of SQLite's locks on

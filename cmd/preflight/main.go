@@ -22,18 +22,17 @@ import (
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
 
-	"github.com/preflight-sqlite/preflight/compose"
-	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/spf13/pflag"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = ""
 
-// Globals are flags shared by every command.
+// Globals are the flags shared by every command (newRoot declares them)
+// and what every command runs with.
 type Globals struct {
-	Mountinfo string `name:"mountinfo" brief:"Classify against a mount table saved elsewhere." env:"PREFLIGHT_MOUNTINFO" placeholder:"FILE" help:"Classify paths against a mount table saved on another machine (mountinfo, /proc/mounts, mount or findmnt output; auto-detected) instead of /proc/self/mountinfo. The paths are that machine's: nothing on this machine is read."`
-	Version   bool   `name:"version" env:"-" help:"Print the version and exit."`
+	Mountinfo string
+	Version   bool
 
 	// ctx ends on SIGINT or SIGTERM (main) and is passed to every probe
 	// and command, so that what a command made (a private copy of a
@@ -45,71 +44,30 @@ type Globals struct {
 	// cmdArgs is what follows "--" after `run`, kept out of the flag
 	// parser (it is the application's command line, possibly long).
 	cmdArgs []string
-	// flags is the running command's flag set, parsed (given).
+	// flags is the running command's flag set, parsed and set from the
+	// environment.
 	flags *pflag.FlagSet
 }
 
 // given reports whether flag name (e.g. "data-dir") was on preflight's
-// own command line, as opposed to coming from its environment variable.
-// It is pflag's Changed: parsing stops at run's "--" or first positional
-// (the application), so an application's own --data-dir is not preflight's.
+// own command line, as opposed to set from its environment variable
+// (setFromEnv marks those). Parsing stops at run's "--" or first
+// positional (the application), so an application's own --data-dir is
+// not preflight's.
 func (g *Globals) given(name string) bool {
 	fl := g.flags.Lookup(name)
-	return fl != nil && fl.Changed
+	return fl != nil && fl.Changed && fl.Annotations[fromEnvAnnotation] == nil
 }
 
-// command is one entry of the command tree: its name, its one-line help,
-// a new value of its flags, and its subcommands (kube policy, kube
-// audit).
-type command struct {
-	name, help string
-	make       func() runner
-	sub        []command
-}
-
-// commands is the command tree, in the order --help lists it.
-var commands = []command{
-	{"check", "Check data directories or database files: filesystem class, journal mode, findings.", func() runner { return &CheckCmd{} }, nil},
-	{"mounts", "List every mount with its class, or the mount holding PATH.", func() runner { return &MountsCmd{} }, nil},
-	runCommand,
-	{"audit", "Audit every container of this Docker engine: each mount that holds SQLite data, its class, journal modes, other writers and Swarm services, with one verdict per container.", func() runner { return &AuditCmd{} }, nil},
-	{"writers", "List the containers that write a named volume or host directory (Docker Engine API).", func() runner { return &WritersCmd{} }, nil},
-	{"locks", "Answer \"database is locked\": who holds which of SQLite's locks on each database (PID, command, user, container), and with --watch for how long.", func() runner { return &LocksCmd{} }, nil},
-	{"convert", "Convert databases offline to journal_mode=DELETE (or back to WAL), guarded by every live-writer probe, with a backup and verification.", func() runner { return &ConvertCmd{} }, nil},
-	{"recover", "Salvage a damaged database into a new file (--to NEW): every row that can be read, rowids kept, from the pages themselves; the source is only read.", func() runner { return &RecoverCmd{} }, nil},
-	{"compose", "Find SQLite data on unsafe mounts in a compose project, propose the named-volume rewrite with its data migration, and gate CI (exit 3 on an error-level finding; --fail-on warn: 4 on warnings).", func() runner { return &ComposeCmd{} }, nil},
-	{"migrate", "Copy a data directory to another (a bind to a named volume) so nothing is lost: databases through SQLite, other files with owner, mode and times, then verify.", func() runner { return &MigrateCmd{} }, nil},
-	{"kube", "Lint Kubernetes manifests (files, directories, or - for helm template / kubectl kustomize output) for SQLite data that more than one pod can write: rolling updates, replicas, DaemonSets, shared and ReadWriteMany network claims; each finding with a JSON merge patch.", func() runner { return &KubeCmd{} }, []command{
-		{"policy", "Write a ValidatingAdmissionPolicy and its binding (YAML for kubectl apply -f -) with which the API server refuses a second writer of a SQLite volume: more than one replica, a surging RollingUpdate, a DaemonSet, an overlapping CronJob.", func() runner { return &KubePolicyCmd{} }, nil},
-		{"audit", "Read a live cluster's workloads, pods, claims, PersistentVolumes and StorageClasses through the API (GET and LIST only) and judge them as kube -f judges manifests, plus the pods of one workload running now on one claim.", func() runner { return &KubeAuditCmd{} }, nil},
-	}},
-	{"bundle", "Write a tar.gz for a bug report: version, engine, mount table, check --deep (JSON and text), each database's header and WAL summary, lock holders, compose labels; no row data (--redact: no host, user or outside paths).", func() runner { return &BundleCmd{} }, nil},
-	{"explain", "Print what a finding ID means, its remedy and its page on the docs site.", func() runner { return &ExplainCmd{} }, nil},
-}
-
-// runCommand is `run`: when it is the first argument the tree holds it
-// alone, so that the entrypoint does not build every command's flags.
-var runCommand = command{"run", "Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT).", func() runner { return &RunCmd{} }, nil}
-
-// hidden reports whether command name is left out of --help: compose and
-// kube in a build without them (-tags nocompose). Running them still
-// exits 1 with the reason.
-func hidden(name string) bool {
-	return name == "compose" && !compose.Built || name == "kube" && !manifest.Built
-}
-
-// notBuilt prefixes the help of a hidden command.
+// notBuilt prefixes the help of a command left out of this build and of
+// --help (compose and kube with -tags nocompose); running it exits 1 with
+// the reason.
 const notBuilt = "Not in this build (-tags nocompose, the image's binary): "
 
-var description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
+const description = `Keeps SQLite databases safe inside containers: WAL mode needs coherent POSIX
 locks and shared memory, which bind mounts across a VM boundary (Docker Desktop,
 OrbStack, Podman machine, Colima, Lima, WSL2) and network or FUSE filesystems do
-not give.
-
-Exit codes:
-
-` + exitCodesHelp() + `
-After 'preflight run' execs CMD, the exit code is the application's.`
+not give.`
 
 func main() {
 	ctx, stop := notifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -177,18 +135,20 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	unsetEmptyEnv()
 	tree := commands
 	if len(args) > 0 && args[0] == "run" {
-		tree = []command{runCommand}
+		// The entrypoint: the tree holds run alone, so that it does not
+		// build every command's flags.
+		tree = []command{newRunCmd}
 	}
 	root := newRoot(g, tree)
 	root.SetArgs(args)
-	_, err := root.ExecuteC()
+	c, err := root.ExecuteC()
 	var ran *ranError
 	switch {
 	case err == nil:
 		return exitOK
 	case !errors.As(err, &ran):
 		fmt.Fprintf(stderr, "preflight: error: %s\n", err)
-		fmt.Fprintln(stderr, "preflight: hint: run 'preflight --help' for usage")
+		fmt.Fprintf(stderr, "preflight: hint: run '%s --help' for usage\n", c.CommandPath())
 		return exitUsage
 	}
 	code := exitOK

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/migrate"
 	"github.com/preflight-sqlite/preflight/probe/docker"
@@ -14,15 +16,42 @@ import (
 
 // MigrateCmd is `preflight migrate`.
 type MigrateCmd struct {
+	From            string
+	To              string
+	Format          string
+	Docker          string
+	DockerTimeout   time.Duration
+	AllowUnverified bool
+	FSTimeout       time.Duration
+}
+
+func newMigrateCmd(g *Globals) *cobra.Command {
+	c := &MigrateCmd{}
+	cmd := &cobra.Command{
+		Use:   "migrate --from DIR --to DIR",
+		Short: "Copy a data directory to another (a bind to a named volume).",
+		Long: wrap("Copy a data directory to another (a bind to a named volume) so nothing is lost: "+
+			"databases through SQLite, other files with owner, mode and times, then verify.", 0, helpWidth),
+		Example: examples["migrate"],
+		Args:    cobra.NoArgs,
+		RunE:    func(*cobra.Command, []string) error { return c.Run(g) },
+	}
+	fs := cmd.Flags()
 	// PREFLIGHT_MIGRATE_*, not PREFLIGHT_FROM and PREFLIGHT_TO: convert's
 	// --to is a journal mode, and PREFLIGHT_TO is that.
-	From            string        `name:"from" required:"" env:"PREFLIGHT_MIGRATE_FROM" placeholder:"DIR" help:"Data directory to copy (the old bind mount)."`
-	To              string        `name:"to" required:"" env:"PREFLIGHT_MIGRATE_TO" placeholder:"DIR" help:"Empty destination directory (the new named volume)."`
-	Format          string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight-migrate/v1)."`
-	Docker          string        `name:"docker" enum:"auto,off" default:"auto" env:"PREFLIGHT_DOCKER" help:"Also look for other containers using the data through the Docker Engine API: auto or off."`
-	DockerTimeout   time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
-	AllowUnverified bool          `name:"allow-unverified" help:"Copy even when a live-writer probe could not run (no Docker API in a one-shot container): you stopped every user of the data yourself. A writer that was seen is never overridden."`
-	FSTimeout       time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for --from and --to to answer a first stat and directory read (a stuck FUSE daemon or NFS server): refused if they do not."`
+	fs.StringVar(&c.From, "from", "", "Data directory `DIR` to copy (the old bind mount).")
+	envFor(fs, "from", "PREFLIGHT_MIGRATE_FROM")
+	fs.StringVar(&c.To, "to", "", "Empty destination directory `DIR` (the new named volume).")
+	envFor(fs, "to", "PREFLIGHT_MIGRATE_TO")
+	_ = cmd.MarkFlagRequired("from")
+	_ = cmd.MarkFlagRequired("to")
+	enumVar(fs, &c.Format, "format", "text", "Output format: text or json (schema preflight-migrate/v1).", "text", "json")
+	enumVar(fs, &c.Docker, "docker", "auto", "Also look for other containers using the data through the Docker Engine API: auto or off.", "auto", "off")
+	fs.DurationVar(&c.DockerTimeout, "docker-timeout", 2*time.Second, "Longest wait for the Docker Engine API.")
+	flagGroup(fs, dockerFlags, "docker", "docker-timeout")
+	boolVar(fs, &c.AllowUnverified, "allow-unverified", "", "Copy even when a live-writer probe could not run (no Docker API in a one-shot container): you stopped every user of the data yourself. A writer that was seen is never overridden.")
+	fs.DurationVar(&c.FSTimeout, "fs-timeout", 5*time.Second, "Longest wait for --from and --to to answer a first stat and directory read (a stuck FUSE daemon or NFS server): refused if they do not.")
+	return cmd
 }
 
 // Run copies and verifies. Exit codes: 0 copied and verified, 3 refused (a

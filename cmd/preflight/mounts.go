@@ -7,13 +7,33 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight/probe/mounts"
 )
 
 // MountsCmd is `preflight mounts`.
 type MountsCmd struct {
-	Path   string `arg:"" optional:"" help:"Show only the mount that holds PATH."`
-	Format string `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json."`
+	Path   string
+	Format string
+}
+
+func newMountsCmd(g *Globals) *cobra.Command {
+	c := &MountsCmd{}
+	cmd := &cobra.Command{
+		Use:     "mounts [PATH]",
+		Short:   "List every mount with its class, or the mount holding PATH.",
+		Example: examples["mounts"],
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				c.Path = args[0]
+			}
+			return c.Run(g)
+		},
+	}
+	enumVar(cmd.Flags(), &c.Format, "format", "text", "Output format: text or json.", "text", "json")
+	return cmd
 }
 
 // Run lists and classifies mounts.

@@ -201,11 +201,11 @@ func TestRunCountsDamagedAndPlurals(t *testing.T) {
 func TestErrorsNameVariableAndHint(t *testing.T) {
 	t.Setenv("PREFLIGHT_ON_UNSAFE", "bogus")
 	_, stderr, code := runMain(t, "run", "--", "/bin/true")
-	if code != exitUsage || !strings.Contains(stderr, "preflight: error: --on-unsafe (PREFLIGHT_ON_UNSAFE) must be one of") {
+	if code != exitUsage || !strings.Contains(stderr, `preflight: error: PREFLIGHT_ON_UNSAFE: invalid argument "bogus" for "--on-unsafe" flag: must be one of`) {
 		t.Errorf("run with PREFLIGHT_ON_UNSAFE=bogus: exit %d, stderr %q; want %d naming --on-unsafe (PREFLIGHT_ON_UNSAFE)", code, stderr, exitUsage)
 	}
 	_, stderr, _ = runMain(t, "run", "--on-unsafe", "bad", "--", "/bin/true")
-	if !strings.Contains(stderr, "preflight: error: --on-unsafe must be one of") {
+	if !strings.Contains(stderr, `preflight: error: invalid argument "bad" for "--on-unsafe" flag: must be one of`) {
 		t.Errorf("run --on-unsafe bad (PREFLIGHT_ON_UNSAFE=bogus set too): stderr %q; want the flag named alone", stderr)
 	}
 	os.Unsetenv("PREFLIGHT_ON_UNSAFE")

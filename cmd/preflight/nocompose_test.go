@@ -120,7 +120,7 @@ func TestRunTreeMatchesFullTree(t *testing.T) {
 		_ = root.Execute()
 		return out.String()
 	}
-	full, alone := help(commands), help([]command{runCommand})
+	full, alone := help(commands), help([]command{newRunCmd})
 	if full == "" || full != alone {
 		t.Errorf("run --help differs between the full tree and the run tree:\n--- full\n%s\n--- run alone\n%s", full, alone)
 	}

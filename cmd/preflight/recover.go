@@ -9,19 +9,43 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight/salvage"
 )
 
 // RecoverCmd is `preflight recover`.
 type RecoverCmd struct {
-	Source string `arg:"" name:"src" help:"The damaged database (read only: its -wal's committed frames are read too; nothing is written beside it)."`
+	Source string
 	CheckFlags
-	To              string `name:"to" placeholder:"NEW" help:"The new database to write; it must not exist (with --replace, default SRC.recovered)."`
-	Replace         bool   `name:"replace" help:"Once recovered, put NEW in SRC's place: SRC, -wal and -shm backed up first (kept, as convert does), the guard run again, the result verified. Never when rows are missing or in lost_and_found, unless --accept-loss."`
-	AcceptLoss      bool   `name:"accept-loss" help:"With --replace: replace even when rows are missing or in lost_and_found (the backup keeps the original)."`
-	SchemaFrom      string `name:"schema-from" placeholder:"FILE" help:"Take the tables, indexes, views and triggers from FILE (a database the application creates empty) when SRC's schema is damaged."`
-	AllowUnverified bool   `name:"allow-unverified" help:"Recover even when a live-writer probe could not run (no Docker API access). A writer that was seen is never overridden."`
-	Format          string `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json (schema preflight-recover/v1)."`
+	To              string
+	Replace         bool
+	AcceptLoss      bool
+	SchemaFrom      string
+	AllowUnverified bool
+	Format          string
+}
+
+func newRecoverCmd(g *Globals) *cobra.Command {
+	c := &RecoverCmd{}
+	cmd := &cobra.Command{
+		Use:   "recover SRC --to NEW",
+		Short: "Salvage a damaged database into a new file, every row readable.",
+		Long: wrap("Salvage a damaged database into a new file (--to NEW): every row that can be read, rowids kept, from the pages themselves; the source is only read. "+
+			"SRC is the damaged database (read only: its -wal's committed frames are read too; nothing is written beside it).", 0, helpWidth),
+		Example: examples["recover"],
+		Args:    cobra.ExactArgs(1),
+		RunE:    func(_ *cobra.Command, args []string) error { c.Source = args[0]; return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	c.CheckFlags.AddFlags(cmd)
+	fs.StringVar(&c.To, "to", "", "Write the new database to `NEW`, which must not exist (with --replace, default SRC.recovered).")
+	boolVar(fs, &c.Replace, "replace", "", "Once recovered, put NEW in SRC's place: SRC, -wal and -shm backed up first (kept, as convert does), the guard run again, the result verified. Never when rows are missing or in lost_and_found, unless --accept-loss.")
+	boolVar(fs, &c.AcceptLoss, "accept-loss", "", "With --replace: replace even when rows are missing or in lost_and_found (the backup keeps the original).")
+	fs.StringVar(&c.SchemaFrom, "schema-from", "", "Take the tables, indexes, views and triggers from `FILE` (a database the application creates empty) when SRC's schema is damaged.")
+	boolVar(fs, &c.AllowUnverified, "allow-unverified", "", "Recover even when a live-writer probe could not run (no Docker API access). A writer that was seen is never overridden.")
+	enumVar(fs, &c.Format, "format", "text", "Output format: text or json (schema preflight-recover/v1).", "text", "json")
+	return cmd
 }
 
 // Run recovers and renders the result. Exit codes: 0 every row reached

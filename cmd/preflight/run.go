@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/rules"
@@ -23,11 +25,33 @@ import (
 // RunCmd is `preflight run`: the ENTRYPOINT wrapper.
 type RunCmd struct {
 	CheckFlags
-	OnUnsafe         string   `name:"on-unsafe" enum:"warn,fail,convert" default:"warn" env:"PREFLIGHT_ON_UNSAFE" help:"What to do when a database is unsafe: warn (log and start the application), fail (exit 3 before starting it), or convert (convert each WAL database on a cross-vm, network or fuse filesystem to journal_mode=DELETE before starting it, when no other writer is found and its files stay quiet; choosing this is the operator's confirmation)."`
-	OnUnsafeFallback string   `name:"on-unsafe-fallback" enum:"warn,fail" default:"warn" env:"PREFLIGHT_ON_UNSAFE_FALLBACK" help:"With --on-unsafe convert, when a database cannot be converted (a writer found, files changing, an error): warn (log and start the application) or fail (exit 3)."`
-	LogFormat        string   `name:"log-format" enum:"text,json" default:"text" env:"PREFLIGHT_LOG_FORMAT" help:"Format of the log lines on stderr: text or json (one object per line)."`
-	ExportEnv        []string `name:"export-env" env:"PREFLIGHT_EXPORT_ENV" sep:"," placeholder:"NAME" help:"Also set environment variable NAME to the recommended journal mode (wal or delete) for the application (repeatable)."`
-	Cmd              []string `arg:"" optional:"" passthrough:"" name:"cmd" help:"The application and its arguments, after --."`
+	OnUnsafe         string
+	OnUnsafeFallback string
+	LogFormat        string
+	ExportEnv        []string
+	Cmd              []string
+}
+
+func newRunCmd(g *Globals) *cobra.Command {
+	c := &RunCmd{}
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARG]...",
+		Short: "Check the data directories, then exec CMD (the container ENTRYPOINT).",
+		Long: wrap("Check the data directories, log findings to stderr, then exec CMD (the container ENTRYPOINT): "+
+			"the application and its arguments, after --.", 0, helpWidth),
+		Example: examples["run"],
+		Args:    cobra.ArbitraryArgs,
+		RunE:    func(_ *cobra.Command, args []string) error { c.Cmd = args; return c.Run(g) },
+	}
+	// What follows the first positional is the application's, flags too.
+	cmd.Flags().SetInterspersed(false)
+	fs := cmd.Flags()
+	c.CheckFlags.AddFlags(cmd)
+	enumVar(fs, &c.OnUnsafe, "on-unsafe", "warn", "What to do when a database is unsafe: warn (log and start the application), fail (exit 3 before starting it), or convert (convert each WAL database on a cross-vm, network or fuse filesystem to journal_mode=DELETE before starting it, when no other writer is found and its files stay quiet; choosing this is the operator's confirmation).", "warn", "fail", "convert")
+	enumVar(fs, &c.OnUnsafeFallback, "on-unsafe-fallback", "warn", "With --on-unsafe convert, when a database cannot be converted (a writer found, files changing, an error): warn (log and start the application) or fail (exit 3).", "warn", "fail")
+	enumVar(fs, &c.LogFormat, "log-format", "text", "Format of the log lines on stderr: text or json (one object per line).", "text", "json")
+	sliceVar(fs, &c.ExportEnv, "export-env", "", "Also set environment variable `NAME` to the recommended journal mode (wal or delete) for the application (repeatable).")
+	return cmd
 }
 
 // Run checks the data directories, logs each finding once, and replaces

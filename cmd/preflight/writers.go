@@ -8,17 +8,39 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 )
 
 // WritersCmd is `preflight writers`.
 type WritersCmd struct {
-	Volume        string        `name:"volume" placeholder:"NAME" help:"List the containers that mount this named volume read-write."`
-	HostPath      string        `name:"host-path" placeholder:"PATH" help:"List the containers whose bind mount source is this host directory, inside it, or contains it, read-write."`
-	Format        string        `name:"format" enum:"text,json" default:"text" env:"PREFLIGHT_FORMAT" help:"Output format: text or json."`
-	DockerTimeout time.Duration `name:"docker-timeout" default:"2s" env:"PREFLIGHT_DOCKER_TIMEOUT" help:"Longest wait for the Docker Engine API."`
-	FSTimeout     time.Duration `name:"fs-timeout" default:"5s" env:"PREFLIGHT_FS_TIMEOUT" help:"Longest wait for --host-path to answer a stat (a stuck FUSE daemon or NFS server)."`
+	Volume        string
+	HostPath      string
+	Format        string
+	DockerTimeout time.Duration
+	FSTimeout     time.Duration
+}
+
+func newWritersCmd(g *Globals) *cobra.Command {
+	c := &WritersCmd{}
+	cmd := &cobra.Command{
+		Use:     "writers (--volume NAME | --host-path PATH)",
+		Short:   "List the containers that write a named volume or host directory.",
+		Long:    "List the containers that write a named volume or host directory (Docker Engine API).",
+		Example: examples["writers"],
+		Args:    cobra.NoArgs,
+		RunE:    func(*cobra.Command, []string) error { return c.Run(g) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&c.Volume, "volume", "", "List the containers that mount named volume `NAME` read-write.")
+	fs.StringVar(&c.HostPath, "host-path", "", "List the containers whose bind mount source is host directory `PATH`, inside it, or contains it, read-write.")
+	enumVar(fs, &c.Format, "format", "text", "Output format: text or json.", "text", "json")
+	fs.DurationVar(&c.DockerTimeout, "docker-timeout", 2*time.Second, "Longest wait for the Docker Engine API.")
+	fs.DurationVar(&c.FSTimeout, "fs-timeout", 5*time.Second, "Longest wait for --host-path to answer a stat (a stuck FUSE daemon or NFS server).")
+	flagGroup(fs, dockerFlags, "docker-timeout")
+	return cmd
 }
 
 // Run lists the containers that write a volume or host directory: the
