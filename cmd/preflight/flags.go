@@ -409,7 +409,9 @@ func usage(c *cobra.Command) error {
 	}
 	titles := []string{"Flags", dockerFlags, kubeFlags, "Global flags"}
 	groups := map[string]*pflag.FlagSet{}
-	derived := false
+	// example is the first flag of this command's own that reads its
+	// derived variable, named in the footer.
+	derived, example := false, ""
 	add := func(title string, f *pflag.Flag) {
 		if f.Hidden {
 			return
@@ -425,6 +427,9 @@ func usage(c *cobra.Command) error {
 		switch vars := f.Annotations[envAnnotation]; {
 		case len(vars) == 1 && vars[0] == derivedEnv(f.Name):
 			derived = true
+			if example == "" && title == "Flags" {
+				example = f.Name
+			}
 		case len(vars) > 0:
 			cp.Usage += " ($" + strings.Join(vars, ", $") + ")"
 		}
@@ -438,7 +443,10 @@ func usage(c *cobra.Command) error {
 		}
 	}
 	if derived {
-		b.WriteString("\n" + wrap("A flag not given is read from $PREFLIGHT_ and its name (--fail-on: $PREFLIGHT_FAIL_ON), unless other variables are named above.", 0, helpWidth) + "\n")
+		if example == "" {
+			example = "mountinfo"
+		}
+		b.WriteString("\n" + wrap("A flag not given is read from $PREFLIGHT_ and its name (--"+example+": $"+derivedEnv(example)+"), unless other variables are named above.", 0, helpWidth) + "\n")
 	}
 	if !c.HasParent() {
 		b.WriteString("\nExit codes:\n" + exitCodesHelp() + "\nAfter 'preflight run' execs CMD, the exit code is the application's.\n")
