@@ -128,6 +128,9 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	}
 
 	// Phase 3: live writers (raw reads first), health, the rules.
+	if opts.Writers.ProcTimeout <= 0 {
+		opts.Writers.ProcTimeout = opts.FSTimeout
+	}
 	probeWriters(ctx, r, opts.Writers)
 	checkHealth(ctx, r, opts.Health)
 	readDamagedWALs(ctx, r, opts.FSTimeout)

@@ -46,6 +46,11 @@ type WriterOptions struct {
 	// Starting says the application has not started yet (preflight run):
 	// every writer found is one besides the application.
 	Starting bool
+	// ProcTimeout bounds how long the /proc entries of any one process may
+	// take to read (procfs.Options.Timeout): one that does not answer
+	// makes the process probe unsure, never "no writer". Zero means
+	// Options.FSTimeout in Check, else 5 s.
+	ProcTimeout time.Duration
 	// Converted lists databases that `preflight convert` (the entrypoint's
 	// --on-unsafe convert policy) converted to DELETE at an earlier start,
 	// from the data directories' state files, as absolute paths with
@@ -208,7 +213,7 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 		}
 	}
 	if len(targets) > 0 {
-		f.procs, f.procsErr = procfs.Scan(ctx, targets, procfs.Options{})
+		f.procs, f.procsErr = procfs.Scan(ctx, targets, procfs.Options{Timeout: opts.ProcTimeout})
 	}
 	wg.Wait()
 	return f
@@ -243,7 +248,7 @@ func indexOf(list []report.ProbeStatus, s report.ProbeStatus) int {
 // db.Activity and db.WriterProbes.
 func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
 	p := &db.WriterProbes
-	byPID, pids := attributeProcesses(db, f)
+	byPID, pids := attributeProcesses(db, f, opts)
 	db.LockHolders = lockHolders(f.locks[db.Path].Locks, db.JournalMode == sqlitefile.JournalWAL, byPID)
 	if w, ok := f.lockWatch[db.Path]; ok && f.lockErr[db.Path] == nil {
 		db.LockWatch = &w
@@ -282,7 +287,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 // attributeProcesses sets db's process probe status and unlinked sidecars
 // from the /proc scan, and returns the processes that hold db, by PID, with
 // their PIDs in the order first seen.
-func attributeProcesses(db *Database, f *writerFacts) (map[int]*Writer, []int) {
+func attributeProcesses(db *Database, f *writerFacts, opts WriterOptions) (map[int]*Writer, []int) {
 	p := &db.WriterProbes
 	byPID := map[int]*Writer{}
 	var pids []int
@@ -300,7 +305,12 @@ func attributeProcesses(db *Database, f *writerFacts) (map[int]*Writer, []int) {
 		p.Processes = report.ProbeRan
 		if !f.procs.Sure {
 			p.Processes = report.ProbeUnsure
-			p.Blind = append(p.Blind, fmt.Sprintf("processes: %s could not be read%s", ofProcesses(f.procs.Denied, f.procs.Scanned), deniedNames(f.procs)))
+		}
+		if f.procs.Denied > 0 {
+			p.Blind = append(p.Blind, fmt.Sprintf("processes: %s could not be read%s", ofProcesses(f.procs.Denied, f.procs.Scanned), processNames(f.procs.DeniedNamed, f.procs.Denied)))
+		}
+		if f.procs.Stalled > 0 {
+			p.Blind = append(p.Blind, fmt.Sprintf("processes: %s did not answer within %s%s, and might hold it (a read of their /proc entries blocked: a filesystem or process that is stuck)", ofProcesses(f.procs.Stalled, f.procs.Scanned), procTimeout(opts), processNames(f.procs.StalledNamed, f.procs.Stalled)))
 		}
 	}
 	for _, h := range f.procs.Holders {
@@ -436,24 +446,33 @@ func ofProcesses(n, of int) string {
 	return fmt.Sprintf("%d of %d processes", n, of)
 }
 
-// deniedNames is " (PID 1 process_api, PID 7 sshd, ...)" for the processes
-// a scan could not read, empty when it named none.
-func deniedNames(res procfs.Result) string {
-	if len(res.DeniedNamed) == 0 {
+// processNames is " (PID 1 process_api, PID 7 sshd, N more)" for the
+// named processes of the total a scan could not read, empty when it named
+// none.
+func processNames(named []procfs.Process, total int) string {
+	if len(named) == 0 {
 		return ""
 	}
 	var names []string
-	for _, p := range res.DeniedNamed {
+	for _, p := range named {
 		n := fmt.Sprintf("PID %d", p.PID)
 		if p.Comm != "" {
 			n += " " + p.Comm
 		}
 		names = append(names, n)
 	}
-	if res.Denied > len(res.DeniedNamed) {
-		names = append(names, fmt.Sprintf("%d more", res.Denied-len(res.DeniedNamed)))
+	if total > len(named) {
+		names = append(names, fmt.Sprintf("%d more", total-len(named)))
 	}
 	return " (" + strings.Join(names, ", ") + ")"
+}
+
+// procTimeout is the per-process bound of the /proc scan.
+func procTimeout(opts WriterOptions) time.Duration {
+	if opts.ProcTimeout > 0 {
+		return opts.ProcTimeout
+	}
+	return procfs.DefaultTimeout
 }
 
 // lockWatchInterval is how often --watch samples each database's locks.
