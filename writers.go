@@ -71,6 +71,32 @@ type writerFacts struct {
 	lockWatch map[string]locks.Watched
 	lockErr   map[string]error
 	targetErr map[string]error
+	// selfContainer is the container this process runs in, from its own
+	// cgroup ("" when none or not visible there, as with a private cgroup
+	// namespace; the Docker probe's Self then names it).
+	selfContainer string
+}
+
+// containerOf is the ID of the container a process with /proc/PID/cgroup
+// cgroup runs in; "" when it runs in none, or in ours (a process of our
+// own container is stopped by its PID, not by stopping the container
+// preflight runs in).
+func (f *writerFacts) containerOf(cgroup string) string {
+	id, _ := docker.ContainerIDFromCgroup(strings.NewReader(cgroup))
+	if id == "" || id == f.selfContainer || f.docker.Self != nil && id == f.docker.Self.ID {
+		return ""
+	}
+	return id
+}
+
+// containerOfPID is containerOf for process pid of /proc ("" when it
+// cannot be read).
+func (f *writerFacts) containerOfPID(pid int) string {
+	p, err := procfs.Describe("", pid)
+	if err != nil {
+		return ""
+	}
+	return f.containerOf(p.Cgroup)
 }
 
 // probeWriters runs the live-writer probes for every database in dirs and
@@ -114,7 +140,7 @@ func attributeAll(ctx context.Context, r *Report, dbs []*Database, f *writerFact
 			attribute(r, d, db, f, opts)
 		}
 	}
-	nameHolderContainers(ctx, dbs, f, opts.Docker)
+	nameHolderContainers(ctx, dbs, f, r.Container, opts.Docker)
 	r.Probes["processes"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Processes })
 	r.Probes["locks"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Locks })
 	r.Probes["docker"] = report.ProbeStatus(f.docker.Status)
@@ -147,6 +173,9 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 		locks: map[string]locks.Result{}, locksErr: map[string]error{},
 		activity: map[string]activity.Result{}, watchErr: map[string]error{}, targetErr: map[string]error{},
 		lockWatch: map[string]locks.Watched{}, lockErr: map[string]error{},
+	}
+	if self, err := procfs.Describe("", os.Getpid()); err == nil {
+		f.selfContainer, _ = docker.ContainerIDFromCgroup(strings.NewReader(self.Cgroup))
 	}
 	var targets []procfs.Target
 	for _, db := range dbs {
@@ -249,7 +278,7 @@ func indexOf(list []report.ProbeStatus, s report.ProbeStatus) int {
 func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
 	p := &db.WriterProbes
 	byPID, pids := attributeProcesses(db, f, opts)
-	db.LockHolders = lockHolders(f.locks[db.Path].Locks, db.JournalMode == sqlitefile.JournalWAL, byPID)
+	db.LockHolders = lockHolders(f, f.locks[db.Path].Locks, db.JournalMode == sqlitefile.JournalWAL, byPID)
 	if w, ok := f.lockWatch[db.Path]; ok && f.lockErr[db.Path] == nil {
 		db.LockWatch = &w
 	}
@@ -319,7 +348,7 @@ func attributeProcesses(db *Database, f *writerFacts, opts WriterOptions) (map[i
 		}
 		w := byPID[h.PID]
 		if w == nil {
-			w = &Writer{Kind: report.WriterProcess, PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User}
+			w = &Writer{Kind: report.WriterProcess, PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User, ContainerID: f.containerOfPID(h.PID)}
 			byPID[h.PID] = w
 			pids = append(pids, h.PID)
 		}
@@ -356,6 +385,7 @@ func attributeLocks(db *Database, f *writerFacts, byPID map[int]*Writer, pids *[
 		}
 		if l.PID > 0 {
 			w := &Writer{Kind: report.WriterLock, PID: l.PID, Locks: []locks.Lock{l}}
+			w.ContainerID = f.containerOfPID(l.PID)
 			byPID[l.PID] = w
 			*pids = append(*pids, l.PID)
 			continue
@@ -372,7 +402,10 @@ func attributeLocks(db *Database, f *writerFacts, byPID map[int]*Writer, pids *[
 // (running: Writers, stopped: Stopped; with --container, not that one),
 // and the foreign locks: to the one container when there is exactly one
 // (it has the database open now, not only mounted), else as a writer of
-// their own. It sets db's Docker probe status and what it could not see.
+// their own. A container whose process already holds db (a process
+// writer with its ContainerID) is not listed again: that process writer
+// gets the container, and is the one writer. It sets db's Docker probe
+// status and what it could not see.
 func attributeContainers(r *Report, db *Database, f *writerFacts, foreign *Writer) {
 	p := &db.WriterProbes
 	p.Docker = report.ProbeStatus(f.docker.Status)
@@ -383,6 +416,9 @@ func attributeContainers(r *Report, db *Database, f *writerFacts, foreign *Write
 		}
 		c := cw.Container
 		own := c.SwarmService != "" && f.docker.Self != nil && f.docker.Self.SwarmService == c.SwarmService
+		if inProcesses(db.Writers, &c, cw.Relation, own) {
+			continue
+		}
 		db.Writers = append(db.Writers, Writer{Kind: report.WriterContainer, Container: &c, Relation: cw.Relation, OwnService: own})
 		containers++
 	}
@@ -411,6 +447,20 @@ func attributeContainers(r *Report, db *Database, f *writerFacts, foreign *Write
 	default:
 		p.Blind = append(p.Blind, "containers: Docker "+f.docker.Status+nonEmptyPrefix(": ", f.docker.Err))
 	}
+}
+
+// inProcesses gives c (how it reaches the data: relation; own: a task of
+// our own Swarm service) to every process or lock writer of ws that runs
+// in it, and reports whether there was one.
+func inProcesses(ws []Writer, c *docker.Container, relation string, own bool) bool {
+	found := false
+	for i := range ws {
+		if w := &ws[i]; w.Kind != report.WriterContainer && w.ContainerID == c.ID {
+			w.Container, w.Relation, w.OwnService = c, relation, own
+			found = true
+		}
+	}
+	return found
 }
 
 func absPath(p string) string {
@@ -482,8 +532,8 @@ const lockWatchInterval = 25 * time.Millisecond
 // namespace, or one unnamed holder in another PID namespace; OFD locks
 // apart) and names what each holds. A holder the /proc scan found is
 // described from it (byPID), any other from /proc; the container comes
-// from the cgroup.
-func lockHolders(ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.LockHolder {
+// from the cgroup (f.containerOf).
+func lockHolders(f *writerFacts, ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.LockHolder {
 	type who struct {
 		pid, procPID int
 		other, ofd   bool
@@ -520,7 +570,7 @@ func lockHolders(ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.Lock
 		if h.Comm == "" {
 			h.Comm, h.Cmdline, h.User = p.Comm, p.Cmdline, p.User
 		}
-		h.ContainerID, _ = docker.ContainerIDFromCgroup(strings.NewReader(p.Cgroup))
+		h.ContainerID = f.containerOf(p.Cgroup)
 	}
 	return out
 }
@@ -530,10 +580,12 @@ func lockHolders(ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.Lock
 // cgroup's container ID.
 const maxHolderInspects = 16
 
-// nameHolderContainers describes the container of each lock holder that
-// runs in one: from the containers the Docker probe listed, else by
-// asking the engine (once per container), when the probe reached it.
-func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, opts docker.Options) {
+// nameHolderContainers describes the container of each lock holder and
+// process writer that runs in one: from the containers the Docker probe
+// listed (and checked, the container of --container or of an audit
+// entry), else by asking the engine (once per container), when the probe
+// reached it.
+func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, checked *docker.Container, opts docker.Options) {
 	known := map[string]*docker.Container{}
 	for _, cw := range append(slices.Clone(f.docker.Writers), f.docker.Stopped...) {
 		c := cw.Container
@@ -542,20 +594,29 @@ func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, 
 	if s := f.docker.Self; s != nil {
 		known[s.ID] = s
 	}
+	if checked != nil {
+		known[checked.ID] = checked
+	}
 	asked := 0
+	name := func(id string) *docker.Container {
+		c, ok := known[id]
+		if !ok && f.docker.Status == docker.StatusRan && asked < maxHolderInspects {
+			asked++
+			c, _, _ = docker.InspectContainer(ctx, id, opts)
+			known[id] = c
+		}
+		return c
+	}
 	for _, db := range dbs {
 		for i := range db.LockHolders {
-			h := &db.LockHolders[i]
-			if h.ContainerID == "" {
-				continue
+			if h := &db.LockHolders[i]; h.ContainerID != "" {
+				h.Container = name(h.ContainerID)
 			}
-			c, ok := known[h.ContainerID]
-			if !ok && f.docker.Status == docker.StatusRan && asked < maxHolderInspects {
-				asked++
-				c, _, _ = docker.InspectContainer(ctx, h.ContainerID, opts)
-				known[h.ContainerID] = c
+		}
+		for i := range db.Writers {
+			if w := &db.Writers[i]; w.Kind != report.WriterContainer && w.ContainerID != "" && w.Container == nil {
+				w.Container = name(w.ContainerID)
 			}
-			h.Container = c
 		}
 	}
 }
