@@ -91,8 +91,8 @@ func (f *writerFacts) containerOf(cgroup string) string {
 
 // containerOfPID is containerOf for process pid of /proc ("" when it
 // cannot be read).
-func (f *writerFacts) containerOfPID(pid int) string {
-	p, err := procfs.Describe("", pid)
+func (f *writerFacts) containerOfPID(ctx context.Context, pid int) string {
+	p, err := procfs.Describe(ctx, "", pid)
 	if err != nil {
 		return ""
 	}
@@ -137,7 +137,7 @@ func attributeAll(ctx context.Context, r *Report, dbs []*Database, f *writerFact
 			if db.New || db.NotSQLite {
 				continue
 			}
-			attribute(r, d, db, f, opts)
+			attribute(ctx, r, d, db, f, opts)
 		}
 	}
 	nameHolderContainers(ctx, dbs, f, r.Container, opts.Docker)
@@ -174,7 +174,7 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 		activity: map[string]activity.Result{}, watchErr: map[string]error{}, targetErr: map[string]error{},
 		lockWatch: map[string]locks.Watched{}, lockErr: map[string]error{},
 	}
-	if self, err := procfs.Describe("", os.Getpid()); err == nil {
+	if self, err := procfs.Describe(ctx, "", os.Getpid()); err == nil {
 		f.selfContainer, _ = docker.ContainerIDFromCgroup(strings.NewReader(self.Cgroup))
 	}
 	var targets []procfs.Target
@@ -275,14 +275,14 @@ func indexOf(list []report.ProbeStatus, s report.ProbeStatus) int {
 
 // attribute turns the probe results into db.Writers, db.Unlinked,
 // db.Activity and db.WriterProbes.
-func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
+func attribute(ctx context.Context, r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
 	p := &db.WriterProbes
-	byPID, pids := attributeProcesses(db, f, opts)
-	db.LockHolders = lockHolders(f, f.locks[db.Path].Locks, db.JournalMode == sqlitefile.JournalWAL, byPID)
+	byPID, pids := attributeProcesses(ctx, db, f, opts)
+	db.LockHolders = lockHolders(ctx, f, f.locks[db.Path].Locks, db.JournalMode == sqlitefile.JournalWAL, byPID)
 	if w, ok := f.lockWatch[db.Path]; ok && f.lockErr[db.Path] == nil {
 		db.LockWatch = &w
 	}
-	foreign := attributeLocks(db, f, byPID, &pids)
+	foreign := attributeLocks(ctx, db, f, byPID, &pids)
 	sort.Ints(pids)
 	for _, pid := range pids {
 		db.Writers = append(db.Writers, *byPID[pid])
@@ -316,7 +316,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 // attributeProcesses sets db's process probe status and unlinked sidecars
 // from the /proc scan, and returns the processes that hold db, by PID, with
 // their PIDs in the order first seen.
-func attributeProcesses(db *Database, f *writerFacts, opts WriterOptions) (map[int]*Writer, []int) {
+func attributeProcesses(ctx context.Context, db *Database, f *writerFacts, opts WriterOptions) (map[int]*Writer, []int) {
 	p := &db.WriterProbes
 	byPID := map[int]*Writer{}
 	var pids []int
@@ -348,7 +348,7 @@ func attributeProcesses(db *Database, f *writerFacts, opts WriterOptions) (map[i
 		}
 		w := byPID[h.PID]
 		if w == nil {
-			w = &Writer{Kind: report.WriterProcess, PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User, ContainerID: f.containerOfPID(h.PID)}
+			w = &Writer{Kind: report.WriterProcess, PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User, ContainerID: f.containerOfPID(ctx, h.PID)}
 			byPID[h.PID] = w
 			pids = append(pids, h.PID)
 		}
@@ -366,7 +366,7 @@ func attributeProcesses(db *Database, f *writerFacts, opts WriterOptions) (map[i
 // to its process in byPID (a new lock writer for a PID not seen, appended
 // to pids); locks of processes outside our PID namespace (PID 0) are
 // returned together as one writer, nil when there are none.
-func attributeLocks(db *Database, f *writerFacts, byPID map[int]*Writer, pids *[]int) *Writer {
+func attributeLocks(ctx context.Context, db *Database, f *writerFacts, byPID map[int]*Writer, pids *[]int) *Writer {
 	p := &db.WriterProbes
 	switch {
 	case errors.Is(f.locksErr[db.Path], locks.ErrNotSupported):
@@ -385,7 +385,7 @@ func attributeLocks(db *Database, f *writerFacts, byPID map[int]*Writer, pids *[
 		}
 		if l.PID > 0 {
 			w := &Writer{Kind: report.WriterLock, PID: l.PID, Locks: []locks.Lock{l}}
-			w.ContainerID = f.containerOfPID(l.PID)
+			w.ContainerID = f.containerOfPID(ctx, l.PID)
 			byPID[l.PID] = w
 			*pids = append(*pids, l.PID)
 			continue
@@ -533,7 +533,7 @@ const lockWatchInterval = 25 * time.Millisecond
 // apart) and names what each holds. A holder the /proc scan found is
 // described from it (byPID), any other from /proc; the container comes
 // from the cgroup (f.containerOf).
-func lockHolders(f *writerFacts, ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.LockHolder {
+func lockHolders(ctx context.Context, f *writerFacts, ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.LockHolder {
 	type who struct {
 		pid, procPID int
 		other, ofd   bool
@@ -563,7 +563,7 @@ func lockHolders(f *writerFacts, ls []locks.Lock, wal bool, byPID map[int]*Write
 		if w := byPID[h.PID]; h.PID > 0 && w != nil && w.Comm != "" {
 			h.Comm, h.Cmdline, h.User = w.Comm, w.Cmdline, w.User
 		}
-		p, err := procfs.Describe("", pid)
+		p, err := procfs.Describe(ctx, "", pid)
 		if err != nil {
 			continue
 		}

@@ -842,19 +842,32 @@ func gone(err error) bool {
 const maxCgroup = 4 << 10
 
 // Describe reads root/PID's comm, cmdline, status (the real uid, named)
-// and cgroup (root: "" is /proc). It returns an error wrapping
-// fs.ErrNotExist when the process is gone, and the read error when its
-// comm cannot be read; the cgroup is left empty when it cannot be read.
-func Describe(root string, pid int) (Described, error) {
+// and cgroup (root: "" is /proc), waiting at most DefaultTimeout for them
+// (a cmdline read waits on the process's memory map). It returns an error
+// wrapping fs.ErrNotExist when the process is gone, one wrapping
+// fsbound.ErrNoAnswer when the reads did not answer in time, or ctx's
+// error; the cgroup is left empty when it cannot be read.
+func Describe(ctx context.Context, root string, pid int) (Described, error) {
 	if root == "" {
 		root = "/proc"
 	}
 	s := &scanner{root: root}
-	comm, cmdline, uid, ok := s.describe(pid)
-	if !ok {
+	d, answered := fsbound.Within(ctx, DefaultTimeout, func() *Described {
+		comm, cmdline, uid, ok := s.describe(pid)
+		if !ok {
+			return nil
+		}
+		return &Described{PID: pid, Comm: comm, Cmdline: cmdline, User: userName(map[string]string{}, uid), Cgroup: s.cgroup(pid)}
+	})
+	switch {
+	case ctx.Err() != nil:
+		return Described{}, ctx.Err()
+	case !answered:
+		return Described{}, fmt.Errorf("describe process %d: %w within %s", pid, fsbound.ErrNoAnswer, DefaultTimeout)
+	case d == nil:
 		return Described{}, fmt.Errorf("describe process %d: %w", pid, os.ErrNotExist)
 	}
-	return Described{PID: pid, Comm: comm, Cmdline: cmdline, User: userName(map[string]string{}, uid), Cgroup: s.cgroup(pid)}, nil
+	return *d, nil
 }
 
 // cgroup is pid's /proc/PID/cgroup, at most maxCgroup bytes, empty when
