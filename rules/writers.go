@@ -99,7 +99,7 @@ var writerRules = []rule{
 				if s.opt.Locks {
 					// It may be the application that just crashed
 					// holding the lock: never advise removing it here.
-					out = append(out, "Stopped, "+w.Container.Name+" holds no lock: it is not what keeps the database locked now. If it is the application, start it again once the holders above are gone; if it is a second copy, keep it stopped or mount the data read-only in it.")
+					out = append(out, "Stopped, "+w.Container.Name+" holds no lock: it is not what keeps the database locked now. If it is the application, start it again once nothing else holds the database's locks; if it is a second copy, keep it stopped or mount the data read-only in it.")
 					continue
 				}
 				out = append(out, "Remove it if it is not needed (docker rm "+shell.Quote(w.Container.Name)+"), or mount the data read-only in it, before it starts beside the application.")
