@@ -172,7 +172,7 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 		all = append(all, r)
 		roots = append(roots, ac.root)
 	}
-	auditWriters(ctx, all, inv)
+	auditWriters(ctx, all, inv, opts.FSTimeout)
 	worst := report.LevelInfo
 	for i := range ar.Containers {
 		ac := &ar.Containers[i]
@@ -510,16 +510,17 @@ func confineToRoot(ctx context.Context, d *DataDir, root, local string) {
 }
 
 // auditWriters runs the lock and /proc probes once for every database of
-// every report, and gives each report the containers and Swarm services
-// that mount its data, from the inventory.
-func auditWriters(ctx context.Context, all []*Report, inv *docker.Inventory) {
+// every report (a process's /proc entries bounded by procTimeout), and
+// gives each report the containers and Swarm services that mount its
+// data, from the inventory.
+func auditWriters(ctx context.Context, all []*Report, inv *docker.Inventory, procTimeout time.Duration) {
 	var dbs []*Database
 	var dirs []string
 	for _, r := range all {
 		d, p := writerTargets(r)
 		dbs, dirs = append(dbs, d...), append(dirs, p...)
 	}
-	wopts := WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}, Kube: kube.Options{Mode: kube.ModeOff}}
+	wopts := WriterOptions{Docker: docker.Options{Mode: docker.ModeOff}, Kube: kube.Options{Mode: kube.ModeOff}, ProcTimeout: procTimeout}
 	// One file reached through several containers' paths is probed once
 	// (the /proc scan keeps one target per file), and its answer copied to
 	// every path that reaches it.

@@ -76,6 +76,9 @@ type Options struct {
 	// FUSE daemon, a dead NFS server) is reported and not probed further.
 	// Zero means 5 s.
 	FSTimeout time.Duration
+	// Locks says the report answers preflight locks: the rules' advice is
+	// then about the lock holders (rules.Input.Locks).
+	Locks bool
 	// JournalModeExported says the application is told the journal mode to
 	// use through a setting of its own (preflight run --export-env NAME):
 	// a new database on an unsafe filesystem is then created in that mode,
@@ -128,6 +131,9 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 	}
 
 	// Phase 3: live writers (raw reads first), health, the rules.
+	if opts.Writers.ProcTimeout <= 0 {
+		opts.Writers.ProcTimeout = opts.FSTimeout
+	}
 	probeWriters(ctx, r, opts.Writers)
 	checkHealth(ctx, r, opts.Health)
 	readDamagedWALs(ctx, r, opts.FSTimeout)
@@ -140,6 +146,7 @@ func Check(ctx context.Context, opts Options) (*Report, error) {
 		KubeRequired:        opts.Writers.Kube.Mode == kube.ModeRequired,
 		JournalModeExported: opts.JournalModeExported,
 		BusyTimeout:         opts.Writers.BusyTimeout,
+		Locks:               opts.Locks,
 	}, opts.Ignore)
 	r.Verdict = report.VerdictOf(r.Worst())
 	r.JournalMode, r.FSClass = rules.JournalMode(r)

@@ -46,6 +46,11 @@ type WriterOptions struct {
 	// Starting says the application has not started yet (preflight run):
 	// every writer found is one besides the application.
 	Starting bool
+	// ProcTimeout bounds how long the /proc entries of any one process may
+	// take to read (procfs.Options.Timeout): one that does not answer
+	// makes the process probe unsure, never "no writer". Zero means
+	// Options.FSTimeout in Check, else 5 s.
+	ProcTimeout time.Duration
 	// Converted lists databases that `preflight convert` (the entrypoint's
 	// --on-unsafe convert policy) converted to DELETE at an earlier start,
 	// from the data directories' state files, as absolute paths with
@@ -66,6 +71,32 @@ type writerFacts struct {
 	lockWatch map[string]locks.Watched
 	lockErr   map[string]error
 	targetErr map[string]error
+	// selfContainer is the container this process runs in, from its own
+	// cgroup ("" when none or not visible there, as with a private cgroup
+	// namespace; the Docker probe's Self then names it).
+	selfContainer string
+}
+
+// containerOf is the ID of the container a process with /proc/PID/cgroup
+// cgroup runs in; "" when it runs in none, or in ours (a process of our
+// own container is stopped by its PID, not by stopping the container
+// preflight runs in).
+func (f *writerFacts) containerOf(cgroup string) string {
+	id, _ := docker.ContainerIDFromCgroup(strings.NewReader(cgroup))
+	if id == "" || id == f.selfContainer || f.docker.Self != nil && id == f.docker.Self.ID {
+		return ""
+	}
+	return id
+}
+
+// containerOfPID is containerOf for process pid of /proc ("" when it
+// cannot be read).
+func (f *writerFacts) containerOfPID(ctx context.Context, pid int) string {
+	p, err := procfs.Describe(ctx, "", pid)
+	if err != nil {
+		return ""
+	}
+	return f.containerOf(p.Cgroup)
 }
 
 // probeWriters runs the live-writer probes for every database in dirs and
@@ -106,10 +137,10 @@ func attributeAll(ctx context.Context, r *Report, dbs []*Database, f *writerFact
 			if db.New || db.NotSQLite {
 				continue
 			}
-			attribute(r, d, db, f, opts)
+			attribute(ctx, r, d, db, f, opts)
 		}
 	}
-	nameHolderContainers(ctx, dbs, f, opts.Docker)
+	nameHolderContainers(ctx, dbs, f, r.Container, opts.Docker)
 	r.Probes["processes"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Processes })
 	r.Probes["locks"] = summarize(dbs, func(db *Database) report.ProbeStatus { return db.WriterProbes.Locks })
 	r.Probes["docker"] = report.ProbeStatus(f.docker.Status)
@@ -142,6 +173,9 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 		locks: map[string]locks.Result{}, locksErr: map[string]error{},
 		activity: map[string]activity.Result{}, watchErr: map[string]error{}, targetErr: map[string]error{},
 		lockWatch: map[string]locks.Watched{}, lockErr: map[string]error{},
+	}
+	if self, err := procfs.Describe(ctx, "", os.Getpid()); err == nil {
+		f.selfContainer, _ = docker.ContainerIDFromCgroup(strings.NewReader(self.Cgroup))
 	}
 	var targets []procfs.Target
 	for _, db := range dbs {
@@ -208,7 +242,7 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 		}
 	}
 	if len(targets) > 0 {
-		f.procs, f.procsErr = procfs.Scan(ctx, targets, procfs.Options{})
+		f.procs, f.procsErr = procfs.Scan(ctx, targets, procfs.Options{Timeout: opts.ProcTimeout})
 	}
 	wg.Wait()
 	return f
@@ -241,14 +275,14 @@ func indexOf(list []report.ProbeStatus, s report.ProbeStatus) int {
 
 // attribute turns the probe results into db.Writers, db.Unlinked,
 // db.Activity and db.WriterProbes.
-func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
+func attribute(ctx context.Context, r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterOptions) {
 	p := &db.WriterProbes
-	byPID, pids := attributeProcesses(db, f)
-	db.LockHolders = lockHolders(f.locks[db.Path].Locks, db.JournalMode == sqlitefile.JournalWAL, byPID)
+	byPID, pids := attributeProcesses(ctx, db, f, opts)
+	db.LockHolders = lockHolders(ctx, f, f.locks[db.Path].Locks, db.JournalMode == sqlitefile.JournalWAL, byPID)
 	if w, ok := f.lockWatch[db.Path]; ok && f.lockErr[db.Path] == nil {
 		db.LockWatch = &w
 	}
-	foreign := attributeLocks(db, f, byPID, &pids)
+	foreign := attributeLocks(ctx, db, f, byPID, &pids)
 	sort.Ints(pids)
 	for _, pid := range pids {
 		db.Writers = append(db.Writers, *byPID[pid])
@@ -282,7 +316,7 @@ func attribute(r *Report, d *DataDir, db *Database, f *writerFacts, opts WriterO
 // attributeProcesses sets db's process probe status and unlinked sidecars
 // from the /proc scan, and returns the processes that hold db, by PID, with
 // their PIDs in the order first seen.
-func attributeProcesses(db *Database, f *writerFacts) (map[int]*Writer, []int) {
+func attributeProcesses(ctx context.Context, db *Database, f *writerFacts, opts WriterOptions) (map[int]*Writer, []int) {
 	p := &db.WriterProbes
 	byPID := map[int]*Writer{}
 	var pids []int
@@ -300,7 +334,12 @@ func attributeProcesses(db *Database, f *writerFacts) (map[int]*Writer, []int) {
 		p.Processes = report.ProbeRan
 		if !f.procs.Sure {
 			p.Processes = report.ProbeUnsure
-			p.Blind = append(p.Blind, fmt.Sprintf("processes: %s could not be read%s", ofProcesses(f.procs.Denied, f.procs.Scanned), deniedNames(f.procs)))
+		}
+		if f.procs.Denied > 0 {
+			p.Blind = append(p.Blind, fmt.Sprintf("processes: %s could not be read%s", ofProcesses(f.procs.Denied, f.procs.Scanned), processNames(f.procs.DeniedNamed, f.procs.Denied)))
+		}
+		if f.procs.Stalled > 0 {
+			p.Blind = append(p.Blind, fmt.Sprintf("processes: %s did not answer within %s%s, and might hold it (a read of their /proc entries blocked: a filesystem or process that is stuck)", ofProcesses(f.procs.Stalled, f.procs.Scanned), procTimeout(opts), processNames(f.procs.StalledNamed, f.procs.Stalled)))
 		}
 	}
 	for _, h := range f.procs.Holders {
@@ -309,7 +348,7 @@ func attributeProcesses(db *Database, f *writerFacts) (map[int]*Writer, []int) {
 		}
 		w := byPID[h.PID]
 		if w == nil {
-			w = &Writer{Kind: report.WriterProcess, PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User}
+			w = &Writer{Kind: report.WriterProcess, PID: h.PID, Comm: h.Comm, Cmdline: h.Cmdline, User: h.User, ContainerID: f.containerOfPID(ctx, h.PID)}
 			byPID[h.PID] = w
 			pids = append(pids, h.PID)
 		}
@@ -327,7 +366,7 @@ func attributeProcesses(db *Database, f *writerFacts) (map[int]*Writer, []int) {
 // to its process in byPID (a new lock writer for a PID not seen, appended
 // to pids); locks of processes outside our PID namespace (PID 0) are
 // returned together as one writer, nil when there are none.
-func attributeLocks(db *Database, f *writerFacts, byPID map[int]*Writer, pids *[]int) *Writer {
+func attributeLocks(ctx context.Context, db *Database, f *writerFacts, byPID map[int]*Writer, pids *[]int) *Writer {
 	p := &db.WriterProbes
 	switch {
 	case errors.Is(f.locksErr[db.Path], locks.ErrNotSupported):
@@ -346,6 +385,7 @@ func attributeLocks(db *Database, f *writerFacts, byPID map[int]*Writer, pids *[
 		}
 		if l.PID > 0 {
 			w := &Writer{Kind: report.WriterLock, PID: l.PID, Locks: []locks.Lock{l}}
+			w.ContainerID = f.containerOfPID(ctx, l.PID)
 			byPID[l.PID] = w
 			*pids = append(*pids, l.PID)
 			continue
@@ -362,7 +402,10 @@ func attributeLocks(db *Database, f *writerFacts, byPID map[int]*Writer, pids *[
 // (running: Writers, stopped: Stopped; with --container, not that one),
 // and the foreign locks: to the one container when there is exactly one
 // (it has the database open now, not only mounted), else as a writer of
-// their own. It sets db's Docker probe status and what it could not see.
+// their own. A container whose process already holds db (a process
+// writer with its ContainerID) is not listed again: that process writer
+// gets the container, and is the one writer. It sets db's Docker probe
+// status and what it could not see.
 func attributeContainers(r *Report, db *Database, f *writerFacts, foreign *Writer) {
 	p := &db.WriterProbes
 	p.Docker = report.ProbeStatus(f.docker.Status)
@@ -373,6 +416,9 @@ func attributeContainers(r *Report, db *Database, f *writerFacts, foreign *Write
 		}
 		c := cw.Container
 		own := c.SwarmService != "" && f.docker.Self != nil && f.docker.Self.SwarmService == c.SwarmService
+		if inProcesses(db.Writers, &c, cw.Relation, own) {
+			continue
+		}
 		db.Writers = append(db.Writers, Writer{Kind: report.WriterContainer, Container: &c, Relation: cw.Relation, OwnService: own})
 		containers++
 	}
@@ -401,6 +447,20 @@ func attributeContainers(r *Report, db *Database, f *writerFacts, foreign *Write
 	default:
 		p.Blind = append(p.Blind, "containers: Docker "+f.docker.Status+nonEmptyPrefix(": ", f.docker.Err))
 	}
+}
+
+// inProcesses gives c (how it reaches the data: relation; own: a task of
+// our own Swarm service) to every process or lock writer of ws that runs
+// in it, and reports whether there was one.
+func inProcesses(ws []Writer, c *docker.Container, relation string, own bool) bool {
+	found := false
+	for i := range ws {
+		if w := &ws[i]; w.Kind != report.WriterContainer && w.ContainerID == c.ID {
+			w.Container, w.Relation, w.OwnService = c, relation, own
+			found = true
+		}
+	}
+	return found
 }
 
 func absPath(p string) string {
@@ -436,24 +496,33 @@ func ofProcesses(n, of int) string {
 	return fmt.Sprintf("%d of %d processes", n, of)
 }
 
-// deniedNames is " (PID 1 process_api, PID 7 sshd, ...)" for the processes
-// a scan could not read, empty when it named none.
-func deniedNames(res procfs.Result) string {
-	if len(res.DeniedNamed) == 0 {
+// processNames is " (PID 1 process_api, PID 7 sshd, N more)" for the
+// named processes of the total a scan could not read, empty when it named
+// none.
+func processNames(named []procfs.Process, total int) string {
+	if len(named) == 0 {
 		return ""
 	}
 	var names []string
-	for _, p := range res.DeniedNamed {
+	for _, p := range named {
 		n := fmt.Sprintf("PID %d", p.PID)
 		if p.Comm != "" {
 			n += " " + p.Comm
 		}
 		names = append(names, n)
 	}
-	if res.Denied > len(res.DeniedNamed) {
-		names = append(names, fmt.Sprintf("%d more", res.Denied-len(res.DeniedNamed)))
+	if total > len(named) {
+		names = append(names, fmt.Sprintf("%d more", total-len(named)))
 	}
 	return " (" + strings.Join(names, ", ") + ")"
+}
+
+// procTimeout is the per-process bound of the /proc scan.
+func procTimeout(opts WriterOptions) time.Duration {
+	if opts.ProcTimeout > 0 {
+		return opts.ProcTimeout
+	}
+	return procfs.DefaultTimeout
 }
 
 // lockWatchInterval is how often --watch samples each database's locks.
@@ -463,8 +532,8 @@ const lockWatchInterval = 25 * time.Millisecond
 // namespace, or one unnamed holder in another PID namespace; OFD locks
 // apart) and names what each holds. A holder the /proc scan found is
 // described from it (byPID), any other from /proc; the container comes
-// from the cgroup.
-func lockHolders(ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.LockHolder {
+// from the cgroup (f.containerOf).
+func lockHolders(ctx context.Context, f *writerFacts, ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.LockHolder {
 	type who struct {
 		pid, procPID int
 		other, ofd   bool
@@ -494,14 +563,14 @@ func lockHolders(ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.Lock
 		if w := byPID[h.PID]; h.PID > 0 && w != nil && w.Comm != "" {
 			h.Comm, h.Cmdline, h.User = w.Comm, w.Cmdline, w.User
 		}
-		p, err := procfs.Describe("", pid)
+		p, err := procfs.Describe(ctx, "", pid)
 		if err != nil {
 			continue
 		}
 		if h.Comm == "" {
 			h.Comm, h.Cmdline, h.User = p.Comm, p.Cmdline, p.User
 		}
-		h.ContainerID, _ = docker.ContainerIDFromCgroup(strings.NewReader(p.Cgroup))
+		h.ContainerID = f.containerOf(p.Cgroup)
 	}
 	return out
 }
@@ -511,10 +580,12 @@ func lockHolders(ls []locks.Lock, wal bool, byPID map[int]*Writer) []report.Lock
 // cgroup's container ID.
 const maxHolderInspects = 16
 
-// nameHolderContainers describes the container of each lock holder that
-// runs in one: from the containers the Docker probe listed, else by
-// asking the engine (once per container), when the probe reached it.
-func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, opts docker.Options) {
+// nameHolderContainers describes the container of each lock holder and
+// process writer that runs in one: from the containers the Docker probe
+// listed (and checked, the container of --container or of an audit
+// entry), else by asking the engine (once per container), when the probe
+// reached it.
+func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, checked *docker.Container, opts docker.Options) {
 	known := map[string]*docker.Container{}
 	for _, cw := range append(slices.Clone(f.docker.Writers), f.docker.Stopped...) {
 		c := cw.Container
@@ -523,20 +594,29 @@ func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, 
 	if s := f.docker.Self; s != nil {
 		known[s.ID] = s
 	}
+	if checked != nil {
+		known[checked.ID] = checked
+	}
 	asked := 0
+	name := func(id string) *docker.Container {
+		c, ok := known[id]
+		if !ok && f.docker.Status == docker.StatusRan && asked < maxHolderInspects {
+			asked++
+			c, _, _ = docker.InspectContainer(ctx, id, opts)
+			known[id] = c
+		}
+		return c
+	}
 	for _, db := range dbs {
 		for i := range db.LockHolders {
-			h := &db.LockHolders[i]
-			if h.ContainerID == "" {
-				continue
+			if h := &db.LockHolders[i]; h.ContainerID != "" {
+				h.Container = name(h.ContainerID)
 			}
-			c, ok := known[h.ContainerID]
-			if !ok && f.docker.Status == docker.StatusRan && asked < maxHolderInspects {
-				asked++
-				c, _, _ = docker.InspectContainer(ctx, h.ContainerID, opts)
-				known[h.ContainerID] = c
+		}
+		for i := range db.Writers {
+			if w := &db.Writers[i]; w.Kind != report.WriterContainer && w.ContainerID != "" && w.Container == nil {
+				w.Container = name(w.ContainerID)
 			}
-			h.Container = c
 		}
 	}
 }

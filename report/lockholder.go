@@ -74,7 +74,10 @@ func (h LockHolder) Who() string {
 // What is what the holder's locks mean: "holds the write lock (WAL)".
 func (h LockHolder) What() string { return locks.Phrase(h.Holds) }
 
-// Stop is the command that stops the holder.
+// Stop is the command that stops the holder, run as printed: "docker
+// stop web" (or its compose or Swarm command) for a holder in another
+// container, "kill 123" for a process (on the host for a ProcPID, see
+// StopNote); "" when nothing names it (Invisible).
 func (h LockHolder) Stop() string {
 	switch {
 	case h.Container != nil:
@@ -82,9 +85,21 @@ func (h LockHolder) Stop() string {
 	case h.ContainerID != "":
 		return "docker stop " + docker.ShortID(h.ContainerID)
 	case h.PID > 0:
-		return fmt.Sprintf("kill %d (or stop the service that runs it)", h.PID)
+		return fmt.Sprintf("kill %d", h.PID)
 	case h.ProcPID > 0:
-		return fmt.Sprintf("kill %d on the host (or stop the service that runs it)", h.ProcPID)
+		return fmt.Sprintf("kill %d", h.ProcPID)
 	}
-	return "stop the container or host program that holds it (run preflight locks with --pid host to name it)"
+	return ""
+}
+
+// StopNote qualifies Stop in a sentence ("Stop it" + StopNote + ": " +
+// Stop): where and what else to stop for a kill, "" for a container.
+func (h LockHolder) StopNote() string {
+	switch {
+	case h.Container != nil || h.ContainerID != "":
+		return ""
+	case h.PID > 0:
+		return orService
+	}
+	return " on the host" + orService
 }

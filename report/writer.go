@@ -61,7 +61,15 @@ type Writer struct {
 	// Locks lists the POSIX locks held (kind "lock", or a process whose
 	// locks were also seen).
 	Locks []locks.Lock `json:"locks,omitempty"`
-	// Container fields (Kind "container").
+	// ContainerID is, for a process or lock writer, the container the
+	// process runs in (from /proc/PID/cgroup), when that is not the
+	// container preflight runs in.
+	ContainerID string `json:"container_id,omitempty"`
+	// Container is the container (Kind "container"), or for a process or
+	// lock writer its container (ContainerID) as the Engine API describes
+	// it, when it answered. Relation says how that container reaches the
+	// database's data (Kind "container", and a process whose container
+	// the Docker probe found mounting it).
 	Container *docker.Container `json:"container,omitempty"`
 	Relation  string            `json:"relation,omitempty"`
 	// OwnService is true for a Swarm task's container (Kind "container")
@@ -91,7 +99,7 @@ func (w Writer) Name() string {
 		return podName(w.Pod)
 	case WriterLock:
 		if w.PID > 0 {
-			return fmt.Sprintf("process %d holding %s", w.PID, LockNames(w.Locks))
+			return fmt.Sprintf("process %d%s holding %s", w.PID, wrapped(w.containerName(), " (container ", ")"), LockNames(w.Locks))
 		}
 		return fmt.Sprintf("a process outside this PID namespace (another container or the host) holding %s", LockNames(w.Locks))
 	}
@@ -99,12 +107,43 @@ func (w Writer) Name() string {
 	if cmd == "" {
 		cmd = w.Comm
 	}
-	return fmt.Sprintf("process %d (%s, user %s)", w.PID, cmd, w.User)
+	return fmt.Sprintf("process %d (%s, user %s%s)", w.PID, cmd, w.User, wrapped(w.containerName(), ", container ", ""))
 }
 
-// Stop is the command that stops the writer.
-func (w Writer) Stop() string {
+// containerName names the container of a process or lock writer: its
+// name, else its short ID; "" when it runs in none (or in ours).
+func (w Writer) containerName() string {
 	switch {
+	case w.Container != nil:
+		return w.Container.Name
+	case w.ContainerID != "":
+		return docker.ShortID(w.ContainerID)
+	}
+	return ""
+}
+
+// wrapped is pre+s+post, or "" when s is empty.
+func wrapped(s, pre, post string) string {
+	if s == "" {
+		return ""
+	}
+	return pre + s + post
+}
+
+// Stop is the command that stops the writer, run as printed (see
+// StopNote): for a process in a container, the container's (docker stop
+// NAME, or its compose or Swarm command), not kill; "kill PID" for another
+// process; "" when nothing names it (a lock holder outside this PID
+// namespace).
+func (w Writer) Stop() string {
+	if w.Kind != WriterContainer && w.Container != nil {
+		c := w
+		c.Kind = WriterContainer
+		return c.Stop()
+	}
+	switch {
+	case w.Kind != WriterContainer && w.ContainerID != "":
+		return "docker stop " + docker.ShortID(w.ContainerID)
 	case w.Kind == WriterContainer && w.Container.SwarmService != "":
 		// Swarm starts a new task for one stopped with docker stop.
 		n := "0"
@@ -119,9 +158,22 @@ func (w Writer) Stop() string {
 	case w.Kind == WriterContainer:
 		return "docker stop " + w.Container.Name
 	case w.PID > 0:
-		return fmt.Sprintf("kill %d (or stop the service that runs it)", w.PID)
+		return fmt.Sprintf("kill %d", w.PID)
 	}
-	return "stop the container or host program that has the database open"
+	return ""
+}
+
+// orService is what StopNote adds to a kill: the process may be a
+// service's, which would start it again.
+const orService = " (or the service that runs it)"
+
+// StopNote qualifies Stop in a sentence ("Stop it" + StopNote + ": " +
+// Stop): " (or the service that runs it)" for a kill, "" otherwise.
+func (w Writer) StopNote() string {
+	if w.Kind != WriterContainer && w.Kind != WriterPod && w.Container == nil && w.ContainerID == "" && w.PID > 0 {
+		return orService
+	}
+	return ""
 }
 
 // LockNames describes ls as "write POSIX lock on app.db, ...".

@@ -356,7 +356,11 @@ var convertRules = []rule{
 				if w.Kind == report.WriterPod {
 					what = w.Name() + " mounts the database's storage read-write (" + w.Relation + ")"
 				}
-				out = append(out, found{msg: what, remedy: []string{"stop it first: " + w.Stop()}})
+				stop := "stop it first (the container or host program that has it open)"
+				if cmd := w.Stop(); cmd != "" {
+					stop = "stop it" + w.StopNote() + " first: " + cmd
+				}
+				out = append(out, found{msg: what, remedy: []string{stop}})
 			}
 			return out
 		},

@@ -43,7 +43,8 @@ var healthRules = []rule{
 		},
 		remedy: func(s subject) []string {
 			return []string{"Upgrade the SQLite the application uses (its image, or the driver that embeds SQLite: mattn/go-sqlite3, better-sqlite3, the Python build) to 3.51.3 or later, 3.50.7+ or 3.44.6+.",
-				"Until then, let one connection at a time use the database, or switch it to DELETE mode (stop the application, then: preflight convert " + shell.Quote(s.db.Path) + "), which the bug does not affect."}
+				"Until then, let one connection at a time use the database, or switch it to DELETE mode, which the bug does not affect: stop the application first, then run the command below.",
+				"preflight convert " + shell.Quote(s.db.Path)}
 		},
 	},
 	{

@@ -112,6 +112,9 @@ type Input struct {
 	// BusyTimeout is the busy timeout write-lock-held measures lock holds
 	// against; 0 is 5s.
 	BusyTimeout time.Duration
+	// Locks says the report answers preflight locks ("database is
+	// locked": who holds it), whose advice is about the holders.
+	Locks bool
 }
 
 // subject is what a rule looks at: a data directory, and one of its

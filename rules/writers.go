@@ -96,6 +96,12 @@ var writerRules = []rule{
 		remedy: func(s subject) []string {
 			var out []string
 			for _, w := range s.db.Stopped {
+				if s.opt.Locks {
+					// It may be the application that just crashed
+					// holding the lock: never advise removing it here.
+					out = append(out, "Stopped, "+w.Container.Name+" holds no lock: it is not what keeps the database locked now. If it is the application, start it again once nothing else holds the database's locks; if it is a second copy, keep it stopped or mount the data read-only in it.")
+					continue
+				}
 				out = append(out, "Remove it if it is not needed (docker rm "+shell.Quote(w.Container.Name)+"), or mount the data read-only in it, before it starts beside the application.")
 			}
 			return out
@@ -104,8 +110,7 @@ var writerRules = []rule{
 	{
 		Rule: Rule{MultipleWriters, LevelWarn, "more than one writer besides the application: error for WAL on a cross-vm, network or fuse filesystem (corruption is happening now), warn elsewhere (the pattern behind \"database is locked\")"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
-			in := s.r.Docker != nil && s.r.Docker.InContainer
-			n := writerCount(s.db, in) + remoteWriters(s) // Swarm tasks on other nodes (swarm.go)
+			n := writerCount(s.db) + remoteWriters(s) // Swarm tasks on other nodes (swarm.go)
 			threshold := 2
 			if s.opt.Starting {
 				threshold = 1
@@ -165,7 +170,11 @@ var writerRules = []rule{
 		remedy: func(s subject) []string {
 			var out []string
 			for _, h := range longHolds(s) {
-				out = append(out, fmt.Sprintf("Stop the holder (%s), or make its transactions short: commit or roll back what it keeps open (a BEGIN IMMEDIATE or a write left uncommitted across slow work, a network call or user input), and batch writes into short transactions.", holderOf(s.db, h).Stop()))
+				stop := "or stop the container or host program that holds it (run preflight locks in the host's PID namespace, docker run --pid host, to name it)."
+				if lh := holderOf(s.db, h); lh.Stop() != "" {
+					stop = "or stop it" + lh.StopNote() + ": " + lh.Stop()
+				}
+				out = append(out, "Make the holder's transactions short: commit or roll back what it keeps open (a BEGIN IMMEDIATE or a write left uncommitted across slow work, a network call or user input), and batch writes into short transactions; "+stop)
 			}
 			return append(out, "Until then, raise the busy timeout of the other writers (PRAGMA busy_timeout, or the driver's setting) above the longest hold.")
 		},
@@ -211,20 +220,28 @@ func stopWriters(kind report.WriterKind) func(s subject) []string {
 			if kind != "" && w.Kind != kind {
 				continue
 			}
-			if cmd := w.Stop(); !seen[cmd] {
-				seen[cmd] = true
-				out = append(out, "Stop it before converting or moving the database: "+cmd)
+			cmd := w.Stop()
+			if seen[cmd] {
+				continue
 			}
+			seen[cmd] = true
+			if cmd == "" {
+				out = append(out, "Stop the container or host program that has it open before converting or moving the database (run preflight in the host's PID namespace, docker run --pid host, to name it).")
+				continue
+			}
+			out = append(out, "Stop it"+w.StopNote()+" before converting or moving the database: "+cmd)
 		}
 		return out
 	}
 }
 
-// writerCount is how many distinct writers hold db: processes on this
-// kernel and containers are counted together when we run in a container
-// (its processes are ours, the containers others); on a host a container's
-// processes are visible too, so the larger of the two counts is taken.
-func writerCount(db *Database, inContainer bool) int {
+// writerCount is how many distinct writers hold db: each process on this
+// kernel (one in another container carries that container, which is then
+// not listed again: see report.Writer.ContainerID), each other container,
+// each other pod. Locks of holders outside our PID namespace (foreign)
+// are most likely those containers' (with exactly one container they
+// were given to it), so the larger of the two counts is taken.
+func writerCount(db *Database) int {
 	procs, containers, foreign, pods := 0, 0, 0, 0
 	for _, w := range db.Writers {
 		switch {
@@ -238,10 +255,7 @@ func writerCount(db *Database, inContainer bool) int {
 			foreign++
 		}
 	}
-	if inContainer {
-		return procs + max(containers, foreign) + pods
-	}
-	return max(procs, containers, foreign) + pods
+	return procs + max(containers, foreign) + pods
 }
 
 // defaultBusyTimeout is the busy timeout write-lock-held measures

@@ -64,7 +64,7 @@ func (c *LocksCmd) Run(g *Globals) error {
 		return usageError(fmt.Errorf("--docker-timeout %s: must be positive", c.DockerTimeout))
 	}
 	r, err := preflight.Check(g.ctx, preflight.Options{
-		Paths: trimAll(c.Paths),
+		Paths: trimAll(c.Paths), Locks: true,
 		Writers: preflight.WriterOptions{
 			Watch: c.Watch, BusyTimeout: c.BusyTimeout,
 			Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout},

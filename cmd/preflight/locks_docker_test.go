@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,12 @@ func dockerRun(t *testing.T, args ...string) string {
 // TestLocksHolderInContainer: a process in another container (a FROM
 // scratch image holding the database through a bind mount) that holds
 // the WAL write lock is named with its container, from its cgroup and
-// the Engine API, on a real Docker engine.
+// the Engine API, on a real Docker engine: as the lock holder, and as the
+// one writer (live-writer-process, with PID, command, user and container;
+// not again as a container), whose remedy is docker stop NAME. A stopped
+// container mounting the same data holds no lock, and locks does not
+// advise removing it. Every command locks prints is then run as printed:
+// docker stop releases the lock.
 func TestLocksHolderInContainer(t *testing.T) {
 	needEngine(t)
 	work := t.TempDir()
@@ -60,30 +66,59 @@ func TestLocksHolderInContainer(t *testing.T) {
 	data := t.TempDir()
 	testdb.Make(t, filepath.Join(data, "app.db"), "wal", 1)
 	name := fmt.Sprintf("preflight-locks-%d", os.Getpid())
-	t.Cleanup(func() { exec.Command("docker", "rm", "-f", name).Run() })
+	stopped := name + "-stopped"
+	t.Cleanup(func() { exec.Command("docker", "rm", "-f", name, stopped).Run() })
+	dockerRun(t, "create", "--name", stopped, "--label", label, "-v", data+":/data", tag, "/data/app.db")
 	c := testdb.StartCmd(t, exec.Command("docker", "run", "-i", "--rm", "--name", name, "--label", label, "-v", data+":/data", tag, "/data/app.db"))
 	c.Do(t, "begin immediate")
 	c.Do(t, "insert into t(v) values ('held')")
 	id := dockerRun(t, "inspect", "--format", "{{.Id}}", name)
 
 	path := filepath.Join(data, "app.db")
-	var out string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		res, _ := locks.Probe(path)
-		if len(res.Locks) > 0 {
-			out, _, _ = runMain(t, "locks", "--docker-timeout", "10s", path)
+		if res, _ := locks.Probe(path); len(res.Locks) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no lock on app.db within 10s")
 		}
 	}
-	if !strings.Contains(out, "(/sqlserve /data/app.db, user root, container "+name+") holds the write lock (WAL)") {
-		t.Errorf("preflight locks with a holder in container %s:\n%s\nwant it named with its container", name, out)
+	out, _, _ := runMain(t, "locks", "--docker-timeout", "10s", "--watch", "400ms", "--busy-timeout", "100ms", path)
+	who := "(/sqlserve /data/app.db, user root, container " + name + ")"
+	for _, want := range []string{
+		"lock: process ", who + " holds the write lock (WAL)",
+		"live-writer-process: app.db is open in process ", "/sqlserve /data/app.db, user root, container " + name + ") via db fd",
+		"fix: Stop it before converting or moving the database: docker stop " + name,
+		"or stop it: docker stop " + name,
+		"stopped-container-writer: app.db is reachable read-write from stopped container " + stopped,
+		"fix: Stopped, " + stopped + " holds no lock: it is not what keeps the database locked now.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("preflight locks with a holder in container %s: want %q in\n%s", name, want, out)
+		}
+	}
+	for _, not := range []string{"live-writer-container", "docker rm", "kill "} {
+		if strings.Contains(out, not) {
+			t.Errorf("preflight locks with a holder in container %s: %q in\n%s\nwant the holder once, as its container, and no docker rm", name, not, out)
+		}
 	}
 	jout, _, _ := runMain(t, "locks", "--docker-timeout", "10s", "--format", "json", path)
 	db := decodeReport(t, jout).DataDirs[0].Databases[0]
 	if len(db.LockHolders) != 1 || db.LockHolders[0].ContainerID != id || db.LockHolders[0].Container == nil || db.LockHolders[0].Container.Name != name {
 		t.Errorf("lock_holders = %+v, want one in container %s (%s)", db.LockHolders, name, id)
 	}
+	if len(db.Writers) != 1 || db.Writers[0].PID == 0 || db.Writers[0].ContainerID != id || db.Writers[0].Container == nil || db.Writers[0].Container.Name != name {
+		t.Errorf("writers = %+v, want one: the process, in container %s (%s)", db.Writers, name, id)
+	}
+
+	cmds := testdb.PrintedCommands(out)
+	if !slices.Contains(cmds, "docker stop "+name) {
+		t.Fatalf("locks printed %q, want docker stop %s", cmds, name)
+	}
+	runPrintedInOrder(t, cmds, func() {
+		c.Cmd.Wait()
+		if out, _, _ := runMain(t, "locks", "--docker-timeout", "10s", path); !strings.Contains(out, "no lock held") {
+			t.Errorf("locks after docker stop %s:\n%s\nwant no lock held", name, out)
+		}
+	})
 }

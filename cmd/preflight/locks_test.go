@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 	"github.com/preflight-sqlite/preflight/probe/locks"
+	"github.com/preflight-sqlite/preflight/probe/procfs"
 )
 
 // sqlite3Holding makes a database in mode with Debian's sqlite3 and
@@ -121,6 +123,76 @@ func TestLocksOtherPIDNamespace(t *testing.T) {
 		!strings.Contains(string(out), "--pid host") {
 		t.Errorf("preflight locks in another PID namespace with its own /proc (%v):\n%s\nwant the holder said to be invisible, and --pid host", err, out)
 	}
+}
+
+// TestLocksPrintedKill: every command preflight locks prints for a WAL
+// write lock held by sqlite3 on this host is run as printed (sh -c, the
+// built preflight first on PATH): kill PID stops the holder, after which
+// locks finds no lock, and preflight convert, run then as its remedy
+// says (once the application is stopped), converts the database.
+func TestLocksPrintedKill(t *testing.T) {
+	path, s := sqlite3Holding(t, "wal", "begin immediate; insert into t values (2);", locks.RoleWALWrite)
+	out, _, _ := runMain(t, "locks", "--docker", "off", "--watch", "400ms", "--busy-timeout", "100ms", path)
+	cmds := testdb.PrintedCommands(out)
+	kill := "kill " + itoa(s.Cmd.Process.Pid)
+	if !slices.Contains(cmds, kill) || !strings.Contains(out, "Stop it (or the service that runs it) before converting or moving the database: "+kill) ||
+		!strings.Contains(out, "or stop it (or the service that runs it): "+kill) {
+		t.Fatalf("locks printed %q, want %q as the stop command of live-writer-process and write-lock-held:\n%s", cmds, kill, out)
+	}
+	converted := runPrintedInOrder(t, cmds, func() {
+		s.Cmd.Wait()
+		if out, _, _ := runMain(t, "locks", "--docker", "off", path); !strings.Contains(out, "no lock held") {
+			t.Errorf("locks after %s:\n%s\nwant no lock held", kill, out)
+		}
+	})
+	if out, _, _ := runMain(t, "locks", "--docker", "off", path); converted && !strings.Contains(out, "  delete  ") {
+		t.Errorf("locks after the printed commands:\n%s\nwant the database in delete mode (preflight convert ran)", out)
+	}
+}
+
+// runPrintedInOrder runs the printed commands cmds as printed, each of
+// which must succeed: the ones that stop a writer first (docker, kill),
+// then stopped (it waits for them to take effect and checks it), then
+// the others (preflight convert, which its remedy says to run once the
+// application is stopped). It reports whether every command succeeded.
+//
+// A preflight command may instead refuse as unverified where this
+// machine has processes that even root cannot read (a sandbox's PID 1):
+// that refusal is accepted when a scan here is unsure too.
+func runPrintedInOrder(t *testing.T, cmds []string, stopped func()) bool {
+	t.Helper()
+	var later []string
+	for _, c := range cmds {
+		if strings.HasPrefix(c, "preflight ") {
+			later = append(later, c)
+			continue
+		}
+		if out, code := testdb.RunPrinted(t, c, bin); code != 0 {
+			t.Errorf("%s, as printed: exit %d\n%s", c, code, out)
+		}
+	}
+	stopped()
+	ok := true
+	for _, c := range later {
+		out, code := testdb.RunPrinted(t, c, bin)
+		switch {
+		case code == 0:
+		case code == exitUnsafe && strings.Contains(out, "unverified: a live-writer probe could not run") && unreadableHere(t):
+			t.Logf("%s refused as unverified: this machine has processes root cannot read", c)
+			ok = false
+		default:
+			t.Errorf("%s, as printed: exit %d\n%s", c, code, out)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// unreadableHere reports whether a /proc scan here cannot read every
+// process.
+func unreadableHere(t *testing.T) bool {
+	res, err := procfs.Scan(t.Context(), nil, procfs.Options{})
+	return err == nil && res.Denied > 0
 }
 
 func findingOf(r preflight.Report, id string) *preflight.Finding {

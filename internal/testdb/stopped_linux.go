@@ -4,11 +4,13 @@ package testdb
 
 import (
 	"bufio"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // StoppedFUSE mounts backing on a new directory through the fuseloop
@@ -57,4 +59,44 @@ func StartFUSE(t testing.TB, backing string) (mnt string, stop, resume func()) {
 	}
 	resume = func() { cmd.Process.Signal(syscall.SIGCONT) }
 	return mnt, stop, resume
+}
+
+// HoldOnStoppedFUSE starts a process (sleep) whose standard input is a
+// file on a FUSE mount, then stops the mount's daemon (SIGSTOP) and waits
+// past go-fuse's 1 s attribute and entry timeouts, so that a stat(2)
+// through the process's descriptor, or a lookup on the mount, now asks
+// the stopped daemon and blocks. It returns the process's PID and the
+// mount, which holds an empty directory "dir"; cleanup resumes the
+// daemon, kills the process, then the daemon, and unmounts. It skips
+// (fails under CI=true) without root or /dev/fuse.
+func HoldOnStoppedFUSE(t testing.TB) (pid int, mnt string) {
+	t.Helper()
+	backing := t.TempDir()
+	if err := os.WriteFile(filepath.Join(backing, "held"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(backing, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mnt, stop, resume := StartFUSE(t, backing)
+	f, err := os.Open(filepath.Join(mnt, "held"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("sleep", "600")
+	holder.Stdin = f
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	t.Cleanup(func() {
+		// The daemon first: a process exiting flushes its FUSE files
+		// and would wait for the stopped daemon, uninterruptibly.
+		resume()
+		holder.Process.Kill()
+		holder.Wait()
+	})
+	stop()
+	time.Sleep(1500 * time.Millisecond)
+	return holder.Process.Pid, mnt
 }

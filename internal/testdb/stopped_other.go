@@ -21,3 +21,10 @@ func StartFUSE(t testing.TB, backing string) (mnt string, stop, resume func()) {
 	t.Skipf("a FUSE mount needs Linux, not %s", runtime.GOOS)
 	return "", nil, nil
 }
+
+// HoldOnStoppedFUSE needs Linux; elsewhere it skips the test.
+func HoldOnStoppedFUSE(t testing.TB) (pid int, mnt string) {
+	t.Helper()
+	t.Skipf("a FUSE mount needs Linux, not %s", runtime.GOOS)
+	return 0, ""
+}

@@ -3,7 +3,9 @@
 // proc(5):
 //
 //   - /proc/PID/fd/N: each open descriptor. Scan stats the link (which
-//     follows to the open file) and compares device and inode numbers with
+//     follows to the open file; statx(2) with AT_STATX_DONT_SYNC, answered
+//     from the kernel's inode, so a file on a stuck FUSE or NFS mount does
+//     not block) and compares device and inode numbers with
 //     the targets, never paths, so a process that reached the file through
 //     another path (bind mount, hard link, symlink, another container's
 //     mount namespace) is still matched.
@@ -32,6 +34,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // ErrNotSupported means that the operation needs Linux's /proc.
@@ -91,7 +94,17 @@ type Options struct {
 	// addition to the calling process (os.Getpid()), which is always left
 	// out.
 	ExcludePIDs []int
+	// Timeout bounds how long the /proc entries of any one process may
+	// take to read, and the stat of the targets' directories: a process
+	// whose reads have not answered by then (a read that waits on a
+	// filesystem that does not answer, a process stuck with its memory
+	// map locked) is left behind and counted in [Result.Stalled]; the
+	// scan goes on with the others. Zero means [DefaultTimeout].
+	Timeout time.Duration
 }
+
+// DefaultTimeout is the Options.Timeout used when it is zero.
+const DefaultTimeout = 5 * time.Second
 
 // File kinds in [Holder.File] and [Unlinked.File].
 const (
@@ -168,13 +181,30 @@ type Result struct {
 	// most MaxDeniedNamed of them, so a host full of unreadable processes
 	// does not grow it without bound. Empty when Denied is 0.
 	DeniedNamed []Process `json:"processes_denied_named,omitempty"`
-	// Sure is true when Denied is 0: every listed process was read in
-	// full. It does not cover processes this /proc does not list.
+	// Stalled counts processes whose /proc entries did not answer within
+	// Options.Timeout, and those left unread because MaxStalled had
+	// already not answered (they are counted in Scanned too). Any such
+	// process might hold a target. A read that never answers keeps its
+	// goroutine and thread blocked until the calling process exits.
+	Stalled int `json:"processes_stalled,omitempty"`
+	// StalledNamed names the processes that did not answer, sorted by
+	// PID (their comm when it could be read within 100 ms): at most
+	// MaxStalled.
+	StalledNamed []Process `json:"processes_stalled_named,omitempty"`
+	// Sure is true when Denied and Stalled are 0: every listed process
+	// was read in full. It does not cover processes this /proc does not
+	// list.
 	Sure bool `json:"sure"`
 }
 
 // MaxDeniedNamed bounds Result.DeniedNamed.
 const MaxDeniedNamed = 8
+
+// MaxStalled bounds the processes one Scan waits on past Options.Timeout:
+// once that many have not answered, the processes not yet read are left
+// unread (counted in Result.Stalled), so that a host where every read
+// blocks costs a bounded number of threads and about one Timeout.
+const MaxStalled = 8
 
 // Process names a process: its PID in the scanned /proc and its comm
 // (/proc/PID/comm, empty when that could not be read either).

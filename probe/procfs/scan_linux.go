@@ -10,13 +10,17 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
-	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/preflight-sqlite/preflight/internal/fsbound"
 )
 
 // maxCmdline is the length Holder.Cmdline is cut to.
@@ -40,32 +44,52 @@ const maxCmdline = 200
 // are not scanned separately: a thread with a private descriptor table
 // (clone(2) without CLONE_FILES) is not seen.
 //
+// A descriptor is stat'ed with statx(2) AT_STATX_DONT_SYNC, which the
+// kernel answers from its inode cache without asking the file's
+// filesystem (FUSE, NFS), so a file held open on a mount whose daemon or
+// server is stuck does not block the scan. Any other read that blocks
+// (the targets' directories, a process's maps or cmdline) is bounded by
+// opts.Timeout per process: past it the process is counted in
+// Result.Stalled, and Result.Sure is false.
+//
 // Compute targets with TargetFor just before calling Scan: Scan re-stats a
 // sidecar path before calling a held file Unlinked, but a database replaced
 // in between would not match by inode.
 //
 // Cost: one open of /proc/PID and its fd directory per process (and maps,
-// as above), one stat per descriptor, and a readlink only for regular files on a target's
+// as above), one statx per descriptor, and a readlink only for regular files on a target's
 // device that did not match by inode (about 70 us of CPU per process on a
 // 2-core Linux 6.18 VM; see BenchmarkScan).
 //
-// Scan returns an error when ProcRoot cannot be listed, or ctx's error when
-// ctx is done before the scan finishes; the Result is then empty.
+// Scan returns an error when ProcRoot cannot be listed or the targets'
+// directories do not answer within opts.Timeout, or ctx's error when ctx
+// is done before the scan finishes; the Result is then empty.
 func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 	root := opts.ProcRoot
 	if root == "" {
 		root = "/proc"
 	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	pids, err := listPIDs(root, opts.ExcludePIDs)
 	if err != nil {
 		return Result{}, err
 	}
-	s := newScanner(root, targets)
-	results := s.scanAll(ctx, pids)
+	s, ok := fsbound.Within(ctx, timeout, func() *scanner { return newScanner(root, targets) })
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	res := s.collect(results)
+	if !ok {
+		return Result{}, fmt.Errorf("scan processes: the databases' directories %w a stat within %s", fsbound.ErrNoAnswer, timeout)
+	}
+	p := s.scanAll(ctx, pids, timeout)
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	res := s.collect(p)
+	s.nameStalled(ctx, &res, p.stalled)
 	sortResult(&res)
 	return res, nil
 }
@@ -97,46 +121,145 @@ func listPIDs(root string, exclude []int) ([]int, error) {
 	return pids, nil
 }
 
-// scanAll runs scanPID on every pid, on up to 8 workers (one per 64
-// processes, at most GOMAXPROCS), and returns the results in pids' order.
-// When ctx ends the workers stop; the results are then incomplete.
-func (s *scanner) scanAll(ctx context.Context, pids []int) []procResult {
-	workers := min(runtime.GOMAXPROCS(0), 8, max(1, len(pids)/64))
-	results := make([]procResult, len(pids))
-	var wg sync.WaitGroup
-	var next struct {
-		sync.Mutex
-		i int
-	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var b buffers
-			for ctx.Err() == nil {
-				next.Lock()
-				i := next.i
-				next.i++
-				next.Unlock()
-				if i >= len(pids) {
-					return
-				}
-				results[i] = s.scanPID(pids[i], &b)
-			}
-		}()
-	}
-	wg.Wait()
-	return results
+// pool is the state of one scanAll: which pids were handed out, what
+// came back, and the workers. Every field but s and pids is guarded by mu.
+type pool struct {
+	s    *scanner
+	pids []int
+
+	mu      sync.Mutex
+	next    int          // index of the next pid to hand out
+	stop    bool         // hand out no more
+	results []procResult // by index into pids, valid where done
+	done    []bool
+	workers []*worker
+	running int   // workers not finished and not abandoned
+	stalled []int // pids abandoned past the timeout, in that order
+	wake    chan struct{}
 }
 
-// collect counts the processes of results and names the holders and
-// unlinked files they hold (comm, cmdline, user), leaving out a process
-// that exited before it could be named.
-func (s *scanner) collect(results []procResult) Result {
+// worker is one scanning goroutine: i is the index of the pid it is
+// reading (-1 between pids) since when; abandoned once that took longer
+// than the timeout (its result, if it ever comes, is dropped).
+type worker struct {
+	i         int
+	since     time.Time
+	abandoned bool
+}
+
+// scanAll runs scanPID on every pid, on up to 8 workers (one per 64
+// processes, at most GOMAXPROCS), and returns the pool with the results
+// in pids' order. A worker whose pid has not answered within timeout is
+// abandoned (its pid counted stalled) and replaced, up to MaxStalled
+// times; past that, or when ctx ends, the pids not yet handed out are left
+// unread.
+func (s *scanner) scanAll(ctx context.Context, pids []int, timeout time.Duration) *pool {
+	p := &pool{s: s, pids: pids, results: make([]procResult, len(pids)), done: make([]bool, len(pids)), wake: make(chan struct{}, 1)}
+	p.mu.Lock()
+	for range min(runtime.GOMAXPROCS(0), 8, max(1, len(pids)/64)) {
+		p.startWorker()
+	}
+	p.mu.Unlock()
+	tick := time.NewTicker(max(timeout/8, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		running := p.running
+		p.mu.Unlock()
+		if running == 0 {
+			return p
+		}
+		select {
+		case <-p.wake:
+		case now := <-tick.C:
+			p.abandonStalled(now, timeout)
+		case <-ctx.Done():
+			p.mu.Lock()
+			p.stop = true
+			for _, w := range p.workers {
+				w.abandoned = true
+			}
+			p.mu.Unlock()
+			return p
+		}
+	}
+}
+
+// startWorker starts one more worker; p.mu must be held.
+func (p *pool) startWorker() {
+	w := &worker{i: -1}
+	p.workers = append(p.workers, w)
+	p.running++
+	go p.work(w)
+}
+
+// work scans pids until none is left, p.stop is set, or w is abandoned.
+func (p *pool) work(w *worker) {
+	var b buffers
+	for {
+		p.mu.Lock()
+		if w.abandoned {
+			p.mu.Unlock()
+			return
+		}
+		if p.stop || p.next >= len(p.pids) {
+			p.running--
+			p.mu.Unlock()
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+			return
+		}
+		i := p.next
+		p.next++
+		w.i, w.since = i, time.Now()
+		p.mu.Unlock()
+		r := p.s.scanPID(p.pids[i], &b)
+		p.mu.Lock()
+		if w.abandoned {
+			p.mu.Unlock()
+			return
+		}
+		p.results[i], p.done[i], w.i = r, true, -1
+		p.mu.Unlock()
+	}
+}
+
+// abandonStalled gives up on every worker whose pid has taken longer than
+// timeout at now, and starts a worker in its place while fewer than
+// MaxStalled pids have stalled (else stops handing out pids).
+func (p *pool) abandonStalled(now time.Time, timeout time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range p.workers {
+		if w.abandoned || w.i < 0 || now.Sub(w.since) < timeout {
+			continue
+		}
+		w.abandoned = true
+		p.running--
+		p.stalled = append(p.stalled, p.pids[w.i])
+		if len(p.stalled) < MaxStalled {
+			p.startWorker()
+		} else {
+			p.stop = true
+		}
+	}
+}
+
+// collect counts the processes of p and names the holders and unlinked
+// files they hold (comm, cmdline, user), leaving out a process that exited
+// before it could be named. Processes stalled or left unread count in
+// Scanned and Stalled.
+func (s *scanner) collect(p *pool) Result {
 	res := Result{Holders: []Holder{}, Unlinked: []Unlinked{}}
 	users := map[string]string{}
-	for _, r := range results {
-		if r.gone {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	res.Stalled = len(p.pids) - p.next + len(p.stalled)
+	res.Scanned = res.Stalled
+	for i, r := range p.results {
+		if !p.done[i] || r.gone {
 			continue
 		}
 		res.Scanned++
@@ -145,33 +268,34 @@ func (s *scanner) collect(results []procResult) Result {
 		}
 		if len(r.holders) == 0 && len(r.unlinked) == 0 {
 			if r.denied {
-				res.nameDenied(r.pid, s.comm(r.pid))
-			}
-			continue
-		}
-		comm, cmdline, uid, ok := s.describe(r.pid)
-		if !ok {
-			res.Scanned-- // exited before we could name it
-			if r.denied {
-				res.Denied--
+				res.nameDenied(r.pid, r.comm)
 			}
 			continue
 		}
 		if r.denied {
-			res.nameDenied(r.pid, comm)
+			res.nameDenied(r.pid, r.comm)
 		}
-		name := userName(users, uid)
+		name := userName(users, r.uid)
 		for _, h := range r.holders {
-			h.Comm, h.Cmdline, h.User = comm, cmdline, name
+			h.Comm, h.Cmdline, h.User = r.comm, r.cmdline, name
 			res.Holders = append(res.Holders, h)
 		}
 		for _, u := range r.unlinked {
-			u.Comm = comm
+			u.Comm = r.comm
 			res.Unlinked = append(res.Unlinked, u)
 		}
 	}
-	res.Sure = res.Denied == 0
+	res.Sure = res.Denied == 0 && res.Stalled == 0
 	return res
+}
+
+// nameStalled names the stalled pids in res.StalledNamed, each with its
+// comm when that answers within 100 ms.
+func (s *scanner) nameStalled(ctx context.Context, res *Result, pids []int) {
+	for _, pid := range pids {
+		comm, _ := fsbound.Within(ctx, 100*time.Millisecond, func() string { return s.comm(pid) })
+		res.StalledNamed = append(res.StalledNamed, Process{PID: pid, Comm: comm})
+	}
 }
 
 // userName returns the user name of uid (the uid itself when it has
@@ -191,15 +315,24 @@ func userName(cache map[string]string, uid string) string {
 // sortResult puts res's lists in a stable order: by PID, then target,
 // file and how.
 func sortResult(res *Result) {
-	slices.SortFunc(res.DeniedNamed, func(a, b Process) int { return cmp.Compare(a.PID, b.PID) })
-	slices.SortFunc(res.Holders, func(a, b Holder) int {
-		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Target, b.Target),
-			cmp.Compare(a.File, b.File), compareHow(a.How, b.How))
+	// sort.Slice, not slices.SortFunc: an instance of the generic sort
+	// for each of these structs costs 8 to 18 KB of binary.
+	sort.Slice(res.DeniedNamed, func(i, j int) bool { return res.DeniedNamed[i].PID < res.DeniedNamed[j].PID })
+	sort.Slice(res.StalledNamed, func(i, j int) bool { return res.StalledNamed[i].PID < res.StalledNamed[j].PID })
+	sort.Slice(res.Holders, func(i, j int) bool {
+		a, b := &res.Holders[i], &res.Holders[j]
+		return compareKey(a.PID, a.Target, a.File, a.How, b.PID, b.Target, b.File, b.How) < 0
 	})
-	slices.SortFunc(res.Unlinked, func(a, b Unlinked) int {
-		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Target, b.Target),
-			cmp.Compare(a.File, b.File), compareHow(a.How, b.How))
+	sort.Slice(res.Unlinked, func(i, j int) bool {
+		a, b := &res.Unlinked[i], &res.Unlinked[j]
+		return compareKey(a.PID, a.Target, a.File, a.How, b.PID, b.Target, b.File, b.How) < 0
 	})
+}
+
+// compareKey orders holders and unlinked files by PID, target, file and
+// how.
+func compareKey(pa int, ta, fa, ha string, pb int, tb, fb, hb string) int {
+	return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(ta, tb), cmp.Compare(fa, fb), compareHow(ha, hb))
 }
 
 // compareHow orders "fd 3" before "fd 10" before "mmap".
@@ -302,13 +435,16 @@ func (s *scanner) now(m ref) FileID {
 	return FileID{Dev: st.Dev, Ino: st.Ino}
 }
 
-// procResult is what scanPID found in one process.
+// procResult is what scanPID found in one process, and its comm (for
+// one that holds something or was denied), cmdline and uid (for one that
+// holds something).
 type procResult struct {
-	pid      int
-	gone     bool // exited during the scan
-	denied   bool // something could not be read
-	holders  []Holder
-	unlinked []Unlinked
+	pid                int
+	gone               bool // exited during the scan
+	denied             bool // something could not be read
+	holders            []Holder
+	unlinked           []Unlinked
+	comm, cmdline, uid string
 }
 
 // candidate is a held file that did not match a target by inode but lives
@@ -326,11 +462,29 @@ type buffers struct {
 	maps   []byte   // /proc/PID/maps text
 }
 
-// scanPID reads /proc/PID/fd and /proc/PID/maps. It works with raw *at
+// scanPID reads /proc/PID/fd and /proc/PID/maps, and names the process
+// when it holds something (comm, cmdline, status) or could not be read
+// (comm). It works with raw *at
 // system calls relative to a descriptor of /proc/PID: os.Open's extra
 // fstat, and walking /proc/PID again for every descriptor, cost more than
 // the rest of the scan.
 func (s *scanner) scanPID(pid int, b *buffers) procResult {
+	r := s.readPID(pid, b)
+	switch {
+	case r.gone:
+	case len(r.holders) > 0 || len(r.unlinked) > 0:
+		var ok bool
+		if r.comm, r.cmdline, r.uid, ok = s.describe(pid); !ok {
+			r.gone = true // exited before we could name it
+		}
+	case r.denied:
+		r.comm = s.comm(pid)
+	}
+	return r
+}
+
+// readPID is scanPID without naming the process.
+func (s *scanner) readPID(pid int, b *buffers) procResult {
 	r := procResult{pid: pid}
 	dirfd, err := unix.Open(s.root+"/"+strconv.Itoa(pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -383,18 +537,17 @@ func (s *scanner) scanPID(pid int, b *buffers) procResult {
 // file open on that filesystem maps none of the targets, and reading every
 // process's maps dominates the scan.
 func (s *scanner) scanFDs(r *procResult, fdDir int, fds []string) (cands []candidate, dbLinks []dbLink, onDevice bool) {
-	var st unix.Stat_t
 	onDevice = r.denied
 	for _, fd := range fds {
-		if err := unix.Fstatat(fdDir, fd, &st, 0); err != nil {
+		id, mode, err := statFD(fdDir, fd)
+		if err != nil {
 			if !gone(err) {
 				r.denied = true
 				onDevice = true
 			}
 			continue // closed meanwhile
 		}
-		id := FileID{Dev: st.Dev, Ino: st.Ino}
-		if s.devs[st.Dev] {
+		if s.devs[id.Dev] {
 			onDevice = true
 		}
 		if m, ok := s.byID[id]; ok {
@@ -408,7 +561,7 @@ func (s *scanner) scanFDs(r *procResult, fdDir int, fds []string) (cands []candi
 			}
 			continue
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG || !s.devs[st.Dev] {
+		if mode&unix.S_IFMT != unix.S_IFREG || !s.devs[id.Dev] {
 			continue
 		}
 		if l, err := readlinkat(fdDir, fd); err == nil {
@@ -416,6 +569,31 @@ func (s *scanner) scanFDs(r *procResult, fdDir int, fds []string) (cands []candi
 		}
 	}
 	return cands, dbLinks, onDevice
+}
+
+// noStatx is set once statx(2) has failed with ENOSYS (Linux before
+// 4.11): statFD then uses fstatat(2).
+var noStatx atomic.Bool
+
+// statFD returns the device, inode and mode (file type bits) of the file
+// that descriptor fd (a name in fdDir, a /proc/PID/fd directory) refers
+// to. It uses statx(2) with AT_STATX_DONT_SYNC and asks only for the type
+// and inode, which the kernel answers from the inode it holds: FUSE and
+// NFS do not ask their daemon or server, so a file open on a mount that
+// has stopped answering does not block. Before Linux 4.11 it falls back
+// to fstatat(2), which may block there.
+func statFD(fdDir int, fd string) (id FileID, mode uint32, err error) {
+	if !noStatx.Load() {
+		var stx unix.Statx_t
+		err := unix.Statx(fdDir, fd, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &stx)
+		if !errors.Is(err, unix.ENOSYS) {
+			return FileID{Dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), Ino: stx.Ino}, uint32(stx.Mode), err
+		}
+		noStatx.Store(true)
+	}
+	var st unix.Stat_t
+	err = unix.Fstatat(fdDir, fd, &st, 0)
+	return FileID{Dev: st.Dev, Ino: st.Ino}, st.Mode, err
 }
 
 // scanMaps adds each target file mapped in maps (the text of
@@ -516,8 +694,6 @@ type dbLink struct {
 	target int
 }
 
-// describe reads comm, cmdline and the real uid of pid; ok is false when
-// the process has exited.
 // comm is pid's /proc/PID/comm without its newline, empty when it cannot
 // be read.
 func (s *scanner) comm(pid int) string {
@@ -528,6 +704,8 @@ func (s *scanner) comm(pid int) string {
 	return strings.TrimSuffix(string(b), "\n")
 }
 
+// describe reads comm, cmdline and the real uid of pid; ok is false when
+// the process has exited.
 func (s *scanner) describe(pid int) (comm, cmdline, uid string, ok bool) {
 	dir := s.root + "/" + strconv.Itoa(pid)
 	b, err := os.ReadFile(dir + "/comm")
@@ -664,21 +842,40 @@ func gone(err error) bool {
 const maxCgroup = 4 << 10
 
 // Describe reads root/PID's comm, cmdline, status (the real uid, named)
-// and cgroup (root: "" is /proc). It returns an error wrapping
-// fs.ErrNotExist when the process is gone, and the read error when its
-// comm cannot be read; the cgroup is left empty when it cannot be read.
-func Describe(root string, pid int) (Described, error) {
+// and cgroup (root: "" is /proc), waiting at most DefaultTimeout for them
+// (a cmdline read waits on the process's memory map). It returns an error
+// wrapping fs.ErrNotExist when the process is gone, one wrapping
+// fsbound.ErrNoAnswer when the reads did not answer in time, or ctx's
+// error; the cgroup is left empty when it cannot be read.
+func Describe(ctx context.Context, root string, pid int) (Described, error) {
 	if root == "" {
 		root = "/proc"
 	}
 	s := &scanner{root: root}
-	comm, cmdline, uid, ok := s.describe(pid)
-	if !ok {
+	d, answered := fsbound.Within(ctx, DefaultTimeout, func() *Described {
+		comm, cmdline, uid, ok := s.describe(pid)
+		if !ok {
+			return nil
+		}
+		return &Described{PID: pid, Comm: comm, Cmdline: cmdline, User: userName(map[string]string{}, uid), Cgroup: s.cgroup(pid)}
+	})
+	switch {
+	case ctx.Err() != nil:
+		return Described{}, ctx.Err()
+	case !answered:
+		return Described{}, fmt.Errorf("describe process %d: %w within %s", pid, fsbound.ErrNoAnswer, DefaultTimeout)
+	case d == nil:
 		return Described{}, fmt.Errorf("describe process %d: %w", pid, os.ErrNotExist)
 	}
-	p := Described{PID: pid, Comm: comm, Cmdline: cmdline, User: userName(map[string]string{}, uid)}
-	if b, err := os.ReadFile(root + "/" + strconv.Itoa(pid) + "/cgroup"); err == nil {
-		p.Cgroup = string(b[:min(len(b), maxCgroup)])
+	return *d, nil
+}
+
+// cgroup is pid's /proc/PID/cgroup, at most maxCgroup bytes, empty when
+// it cannot be read.
+func (s *scanner) cgroup(pid int) string {
+	b, err := os.ReadFile(s.root + "/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return ""
 	}
-	return p, nil
+	return string(b[:min(len(b), maxCgroup)])
 }

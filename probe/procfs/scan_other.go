@@ -16,6 +16,6 @@ func Scan(ctx context.Context, targets []Target, opts Options) (Result, error) {
 
 // Describe needs Linux's /proc: on this system it returns an error
 // wrapping [ErrNotSupported].
-func Describe(root string, pid int) (Described, error) {
+func Describe(ctx context.Context, root string, pid int) (Described, error) {
 	return Described{}, fmt.Errorf("describe process on %s: %w", runtime.GOOS, ErrNotSupported)
 }
