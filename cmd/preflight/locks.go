@@ -23,6 +23,7 @@ type LocksCmd struct {
 	FailOn        string
 	Docker        string
 	DockerTimeout time.Duration
+	FSTimeout     time.Duration
 }
 
 func newLocksCmd(g *Globals) *cobra.Command {
@@ -43,6 +44,8 @@ func newLocksCmd(g *Globals) *cobra.Command {
 	enumVar(fs, &c.FailOn, "fail-on", "warn", "Lowest level that makes the exit code non-zero: warn, error or never.", "warn", "error", "never")
 	enumVar(fs, &c.Docker, "docker", "auto", "Name the container of each holder through the Docker Engine API: auto (when reachable), off, or required.", "auto", "off", "required")
 	fs.DurationVar(&c.DockerTimeout, "docker-timeout", 2*time.Second, "Longest wait for the Docker Engine API.")
+	fs.DurationVar(&c.FSTimeout, "fs-timeout", 5*time.Second, "Longest wait for stat, readdir and one process's /proc entries.")
+	flagDoc(fs, "fs-timeout", "Longest wait for a path to answer a stat and a directory read (a stuck FUSE daemon or NFS server), and for one process's /proc entries (a process holding a file on such a filesystem): one that does not answer makes the answer unsure, not empty.")
 	flagGroup(fs, dockerFlags, "docker", "docker-timeout")
 	return cmd
 }
@@ -60,11 +63,11 @@ func (c *LocksCmd) Run(g *Globals) error {
 	if c.Watch < 0 || c.BusyTimeout <= 0 {
 		return usageError(fmt.Errorf("--watch %s --busy-timeout %s: the watch must not be negative, the busy timeout must be positive", c.Watch, c.BusyTimeout))
 	}
-	if c.DockerTimeout <= 0 {
-		return usageError(fmt.Errorf("--docker-timeout %s: must be positive", c.DockerTimeout))
+	if c.DockerTimeout <= 0 || c.FSTimeout <= 0 {
+		return usageError(fmt.Errorf("--docker-timeout %s --fs-timeout %s: must be positive", c.DockerTimeout, c.FSTimeout))
 	}
 	r, err := preflight.Check(g.ctx, preflight.Options{
-		Paths: trimAll(c.Paths), Locks: true,
+		Paths: trimAll(c.Paths), Locks: true, FSTimeout: c.FSTimeout,
 		Writers: preflight.WriterOptions{
 			Watch: c.Watch, BusyTimeout: c.BusyTimeout,
 			Docker: docker.Options{Mode: docker.Mode(c.Docker), Timeout: c.DockerTimeout},
