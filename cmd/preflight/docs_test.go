@@ -35,6 +35,8 @@ func TestDocs(t *testing.T) {
 		"reference/exit-codes.md": exitCodesPage(),
 		reportSchemaPath:          reportSchema(),
 		auditSchemaPath:           auditSchema(),
+		convertSchemaPath:         convertSchema(),
+		migrateSchemaPath:         migrateSchema(),
 	}
 	for name, b := range cliPages(t) {
 		pages["reference/cli/"+name] = b
