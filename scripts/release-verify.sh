@@ -2,7 +2,9 @@
 # Check a goreleaser dist directory (scripts/release-check.sh runs it on the
 # snapshot build; on a real release's dist it checks the same things):
 #   - SHA256SUMS lists every archive and SBOM, and each sum matches
-#   - each archive holds LICENSE, README.md, entrypoint.sh (executable) and
+#   - each archive holds LICENSE, README.md, entrypoint.sh (executable),
+#     the man pages (man/man1/preflight.1, preflight-check.1, ...; each
+#     tar.gz's preflight-check.1 renders with man -l when man is here) and
 #     preflight (preflight.exe), and on Linux preflight-nocompose; each has
 #     its CycloneDX SBOM
 #     (ARCHIVE.cdx.json) naming the Go standard library it was built with
@@ -155,6 +157,15 @@ for a in "${archives[@]}"; do
 	case $name in
 	*_windows_*) want="LICENSE README.md entrypoint.sh preflight.exe" ;;
 	*_linux_*) want="LICENSE README.md entrypoint.sh preflight preflight-nocompose" ;;
+	esac
+	want="$want man/man1/preflight.1 man/man1/preflight-check.1 man/man1/preflight-run.1"
+	case $a in
+	*.tar.gz)
+		if command -v man >/dev/null; then
+			page=$(tar -xzOf "$a" man/man1/preflight-check.1 2>/dev/null | MANWIDTH=100 man -l - 2>/dev/null | sed 's/.\x08//g') || true
+			grep -q 'preflight check \[PATH\]' <<<"$page" || bad "$name: man/man1/preflight-check.1 does not render with man -l"
+		fi
+		;;
 	esac
 	for f in $want; do
 		grep -qx "$f" <<<"$list" || bad "$name: no $f (has: ${list//$'\n'/ })"

@@ -177,7 +177,7 @@ func newCheckCmd(g *Globals) *cobra.Command {
 	flagDoc(fs, "watch", "Watch each database's -wal and -shm this long for changes no probe can attribute (a writer behind a VM share); 0 is off.")
 	fs.StringVar(&c.Container, "container", "", "Check PATHs as container `NAME` sees them.")
 	flagDoc(fs, "container", "Check PATHs as container `NAME` sees them: its mounts (docker inspect) mapped to this host and classified here.")
-	boolVar(fs, &c.Deep, "deep", "", "Also check health: WAL chain, quick_check.")
+	deepVar(fs, &c.Deep, &c.DeepMode, "Also check health: WAL chain, quick_check.")
 	flagDoc(fs, "deep", "Also check database health: WAL frame chain, hot journals, header bytes, and PRAGMA quick_check on a read-only connection, with damage classified (--deep=full runs integrity_check).")
 	enumVar(fs, &c.DeepMode, "deep-mode", "quick", "quick (quick_check) or full (integrity_check).", "quick", "full")
 	flagDoc(fs, "deep-mode", "quick_check or integrity_check for --deep (--deep=full is --deep --deep-mode full).")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -88,8 +89,97 @@ func TestBoolFlagWords(t *testing.T) {
 		}
 	}
 	t.Setenv("PREFLIGHT_DEEP", "t")
-	if _, stderr, code := runMain(t, off...); code != exitUsage || !strings.Contains(stderr, `PREFLIGHT_DEEP: invalid argument "t" for "--deep" flag: must be true, 1, yes, false, 0 or no`) {
+	if _, stderr, code := runMain(t, off...); code != exitUsage || !strings.Contains(stderr, `PREFLIGHT_DEEP: invalid argument "t" for "--deep" flag: must be true, 1, yes, false, 0, no, quick or full`) {
 		t.Errorf("check with PREFLIGHT_DEEP=t: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+}
+
+// --deep=full (and PREFLIGHT_DEEP=full) is --deep with integrity_check,
+// and after run's CMD, --deep=full is the application's argument.
+func TestDeepFull(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "app.db")
+	if out, err := exec.Command("sqlite3", db, "create table t(x); insert into t values(1);").CombinedOutput(); err != nil {
+		t.Skipf("sqlite3: %v %s", err, out)
+	}
+	off := []string{"check", "--docker", "off", "--kube", "off"}
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--deep=full", dir}, "", "integrity (integrity_check"},
+		{[]string{"--deep", dir}, "", "integrity (quick_check"},
+		{[]string{"--deep=full", "--deep-mode", "quick", dir}, "", "integrity (quick_check"},
+		{[]string{dir}, "full", "integrity (integrity_check"},
+		{[]string{dir}, "yes", "integrity (quick_check"},
+	} {
+		t.Setenv("PREFLIGHT_DEEP", tc.env)
+		out, stderr, code := runMain(t, append(off, tc.args...)...)
+		if code != exitOK || !strings.Contains(out, tc.want) {
+			t.Errorf("check %q with PREFLIGHT_DEEP=%q: exit %d, stderr %q, stdout:\n%s\nwant %q", tc.args, tc.env, code, stderr, out, tc.want)
+		}
+	}
+	os.Unsetenv("PREFLIGHT_DEEP")
+	for _, args := range [][]string{
+		{"--data-dir", dir, "echo", "--deep=full"},
+		{"--data-dir", dir, "--", "echo", "--deep=full", "--", "x"},
+	} {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(bin, append([]string{"run", "--docker", "off", "--kube", "off"}, args...)...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		want := strings.Join(args[slices.Index(args, "echo")+1:], " ") + "\n"
+		if err := cmd.Run(); err != nil || stdout.String() != want {
+			t.Errorf("run %q: %v, stdout %q, stderr %q; want %q", args, err, stdout.String(), stderr.String(), want)
+		}
+	}
+}
+
+// Only the command word run splits off an application's command line: a
+// data directory named run before "--" is one of check's paths.
+func TestSplitRun(t *testing.T) {
+	for _, tc := range []struct {
+		args, flags, cmd []string
+	}{
+		{[]string{"run", "--", "app", "-x"}, []string{"run", "--"}, []string{"app", "-x"}},
+		{[]string{"--mountinfo", "t", "run", "--data-dir", "/d", "--", "app"}, []string{"--mountinfo", "t", "run", "--data-dir", "/d", "--"}, []string{"app"}},
+		{[]string{"run", "app", "a", "--", "b"}, []string{"run", "app", "a", "--"}, []string{"b"}},
+		{[]string{"check", "run", "--", "/data"}, []string{"check", "run", "--", "/data"}, nil},
+		{[]string{"check", "--data-dir", "run", "--", "/data"}, []string{"check", "--data-dir", "run", "--", "/data"}, nil},
+		{[]string{"--mountinfo", "run", "check", "--", "/data"}, []string{"--mountinfo", "run", "check", "--", "/data"}, nil},
+	} {
+		flags, cmd := splitRun(tc.args)
+		if !slices.Equal(flags, tc.flags) || !slices.Equal(cmd, tc.cmd) {
+			t.Errorf("splitRun(%q) = %q, %q; want %q, %q", tc.args, flags, cmd, tc.flags, tc.cmd)
+		}
+	}
+	dir := t.TempDir()
+	out, _, _ := runMain(t, "check", "--docker", "off", "--kube", "off", "run", "--", dir)
+	if !strings.Contains(out, "\n"+dir+"\n") {
+		t.Errorf("check run -- %s did not check %s:\n%s", dir, dir, out)
+	}
+}
+
+// A comma-separated variable's items lose the spaces around them, and an
+// empty item is none: PREFLIGHT_IGNORE='a, b,' ignores a and b.
+func TestCommaListSpaces(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nothing-here")
+	t.Setenv("PREFLIGHT_IGNORE", " wal-on-cross-vm, data-dir-missing ,")
+	out, stderr, code := runMain(t, "check", "--docker", "off", "--kube", "off", missing)
+	if code != exitOK || strings.Contains(stderr, "no finding has this ID") || !strings.Contains(out, "data-dir-missing") {
+		t.Errorf("PREFLIGHT_IGNORE with spaces: exit %d, stderr %q, stdout:\n%s\nwant data-dir-missing ignored, exit 0", code, stderr, out)
+	}
+}
+
+// completion for a shell cobra does not know is a usage error, not its
+// help with exit 0.
+func TestCompletionUnknownShell(t *testing.T) {
+	_, stderr, code := runMain(t, "completion", "tcsh")
+	if code != exitUsage || !strings.Contains(stderr, `unknown command "tcsh" for "preflight completion"`) {
+		t.Errorf("completion tcsh: exit %d, stderr %q; want a usage error", code, stderr)
+	}
+	if out, _, code := runMain(t, "completion", "fish"); code != exitOK || !strings.Contains(out, "complete -c preflight") {
+		t.Errorf("completion fish: exit %d, stdout %.200q", code, out)
 	}
 }
 
@@ -129,9 +219,13 @@ func TestFlagValueLooksLikeFlag(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, `preflight: error: --data-dir: expected a value but got "--format", a flag; perhaps try --data-dir="--format"?`) {
 		t.Errorf("check --data-dir --format json: exit %d, stderr %q; want a usage error", code, stderr)
 	}
+	// A negative number is a value: the flag's own check judges it.
 	_, stderr, code = runMain(t, "check", "--docker", "off", "--kube", "off", "--data-dir", t.TempDir(), "--max-depth", "-1")
-	if code != exitUsage || !strings.Contains(stderr, `--max-depth: expected a value but got "-1", a flag; perhaps try --max-depth="-1"?`) {
-		t.Errorf("check --max-depth -1: exit %d, stderr %q; want a usage error", code, stderr)
+	if code != exitUsage || !strings.Contains(stderr, `--max-depth -1: must be at least 1`) {
+		t.Errorf("check --max-depth -1: exit %d, stderr %q; want --max-depth's own refusal", code, stderr)
+	}
+	if _, stderr, code := runMain(t, "check", "--docker", "off", "--kube", "off", "--sniff-max", "-1", "--sniff-time", "-1s", t.TempDir()); code != exitOK {
+		t.Errorf("check --sniff-max -1 --sniff-time -1s: exit %d, stderr %q; want 0 (no limits)", code, stderr)
 	}
 	// Refused before the positional arguments are counted: the flag that
 	// took --to made "new" one of them.

@@ -10,9 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
-	"github.com/spf13/pflag"
 
 	"github.com/preflight-sqlite/preflight/rules"
 )
@@ -184,18 +182,7 @@ func exitCodesPage() []byte {
 // environment variables.
 func cliPages(t *testing.T) map[string][]byte {
 	t.Helper()
-	root := newRoot(&Globals{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}, commands)
-	root.DisableAutoGenTag = true
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
-			fs.VisitAll(addEnv)
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
+	root := docTree()
 	dir := t.TempDir()
 	header := func(string) string { return fmt.Sprintf(generatedNote, "the command tree (cmd/preflight)") }
 	if err := doc.GenMarkdownTreeCustom(root, dir, header, func(s string) string { return s }); err != nil {
@@ -212,14 +199,4 @@ func cliPages(t *testing.T) map[string][]byte {
 		out[filepath.Base(n)] = b
 	}
 	return out
-}
-
-// addEnv makes the flag's help its full one and appends its variables, once.
-func addEnv(f *pflag.Flag) {
-	if d := f.Annotations[docAnnotation]; len(d) > 0 {
-		f.Usage = d[0]
-	}
-	if envs := f.Annotations[envAnnotation]; len(envs) > 0 && !strings.Contains(f.Usage, "(env ") {
-		f.Usage += " (env " + strings.Join(envs, ", ") + ")"
-	}
 }

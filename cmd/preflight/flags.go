@@ -58,6 +58,11 @@ type command func(g *Globals) *cobra.Command
 var commands = []command{newCheckCmd, newMountsCmd, newRunCmd, newAuditCmd, newWritersCmd, newLocksCmd,
 	newConvertCmd, newRecoverCmd, newComposeCmd, newMigrateCmd, newKubeCmd, newBundleCmd, newExplainCmd}
 
+// buildCommands are hidden commands for building the release, added by
+// files with their own build tag (genman.go: gen-man, -tags gendocs); the
+// release binary has none.
+var buildCommands []command
+
 // newRoot is the root command over tree, bound to g, with cobra's help
 // [COMMAND] and completion bash|zsh|fish|powershell.
 func newRoot(g *Globals, tree []command) *cobra.Command {
@@ -93,12 +98,21 @@ func newRoot(g *Globals, tree []command) *cobra.Command {
 		}
 		root.AddCommand(c)
 	}
+	for _, mk := range buildCommands {
+		root.AddCommand(mk(g))
+	}
 	prepare(root, g)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if ex, ok := builtinExamples[c.Name()]; ok {
 			c.Example = ex
+		}
+		if c.Name() == "completion" {
+			// cobra's completion prints its help for a shell it does
+			// not know, and exits 0: a usage error here.
+			c.Use, c.Args = "completion SHELL", subcommandArgs
+			c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
 		}
 		if c.Name() == "help" {
 			// cobra's help prints the root's help for a topic it does
@@ -252,6 +266,35 @@ func boolVar(fs *pflag.FlagSet, p *bool, name, short, usage string) {
 	fs.VarPF((*boolValue)(p), name, short, usage).NoOptDefVal = "true"
 }
 
+// deepValue is --deep: a boolean (boolValue's words) that also takes a
+// health check's mode, so --deep=full is --deep --deep-mode full (and
+// PREFLIGHT_DEEP=full the same). The last of --deep and --deep-mode given
+// sets the mode.
+type deepValue struct {
+	on   *bool
+	mode *string
+}
+
+func (d deepValue) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "full", "quick":
+		*d.on, *d.mode = true, strings.ToLower(s)
+		return nil
+	}
+	if err := (*boolValue)(d.on).Set(s); err != nil {
+		return errors.New("must be true, 1, yes, false, 0, no, quick or full")
+	}
+	return nil
+}
+func (d deepValue) String() string   { return (*boolValue)(d.on).String() }
+func (d deepValue) Type() string     { return "bool" }
+func (d deepValue) IsBoolFlag() bool { return true }
+
+// deepVar declares --deep (deepValue) over on and mode.
+func deepVar(fs *pflag.FlagSet, on *bool, mode *string, usage string) {
+	fs.VarPF(deepValue{on, mode}, "deep", "", usage).NoOptDefVal = "true"
+}
+
 // enumValue is a flag whose value is one of allowed.
 type enumValue struct {
 	p       *string
@@ -290,8 +333,13 @@ func (v *sliceValue) Set(s string) error {
 	}
 	if v.sep == "" {
 		*v.p = append(*v.p, s)
-	} else {
-		*v.p = append(*v.p, strings.Split(s, v.sep)...)
+		return nil
+	}
+	// "a, b" (PREFLIGHT_IGNORE='a, b') is a and b; "a," is a.
+	for _, item := range strings.Split(s, v.sep) {
+		if item = strings.TrimSpace(item); item != "" {
+			*v.p = append(*v.p, item)
+		}
 	}
 	return nil
 }
@@ -357,7 +405,8 @@ func dashValue(fs *pflag.FlagSet, name string, passthrough bool, args []string) 
 			continue
 		}
 		i++
-		if v := args[i]; strings.HasPrefix(v, "-") && len(v) > 1 {
+		// A negative number (--sniff-max -1, --sniff-time -1s) is a value.
+		if v := args[i]; strings.HasPrefix(v, "-") && len(v) > 1 && (v[1] < '0' || v[1] > '9') {
 			return fmt.Errorf("--%s: expected a value but got %q, a flag; perhaps try --%s=%q?", fl.Name, v, fl.Name, v)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -237,25 +238,26 @@ func unsetEmptyEnv() {
 	}
 }
 
-// splitRun rewrites args before parsing: "--deep=full" and "--deep=quick"
-// become --deep with --deep-mode, and for `run` everything after the first
-// "--" is split off as the application's command line.
+// splitRun splits off the application's command line of `run`: what
+// follows the first "--" when the command word (the first argument that
+// is neither a flag nor --mountinfo's value) is run. A path or a flag's
+// value named run, and any "--" of another command, stay where they are.
 func splitRun(args []string) (flags, cmd []string) {
-	run := false
-	for i, a := range args {
-		switch {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--mountinfo":
+			i++
 		case a == "--":
-			if run {
-				return append(flags, "--"), args[i+1:]
-			}
-			return append(flags, args[i:]...), nil
+			return args, nil
+		case strings.HasPrefix(a, "-"):
 		case a == "run":
-			run = true
-		case a == "--deep=full" || a == "--deep=quick":
-			flags = append(flags, "--deep", "--deep-mode="+strings.TrimPrefix(a, "--deep="))
-			continue
+			if j := slices.Index(args[i:], "--"); j >= 0 {
+				return append(slices.Clip(args[:i+j]), "--"), args[i+j+1:]
+			}
+			return args, nil
+		default:
+			return args, nil
 		}
-		flags = append(flags, a)
 	}
-	return flags, nil
+	return args, nil
 }
