@@ -164,6 +164,7 @@ for a in "${archives[@]}"; do
 		if command -v man >/dev/null; then
 			page=$(tar -xzOf "$a" man/man1/preflight-check.1 2>/dev/null | MANWIDTH=100 man -l - 2>/dev/null | sed 's/.\x08//g') || true
 			grep -q 'preflight check \[PATH\]' <<<"$page" || bad "$name: man/man1/preflight-check.1 does not render with man -l"
+			grep -q "preflight v$version" <<<"$page" || bad "$name: man/man1/preflight-check.1 does not name version v$version"
 		fi
 		;;
 	esac
