@@ -102,8 +102,10 @@ type AuditContainer struct {
 type AuditMount struct {
 	// Destination is the path inside the container.
 	Destination string `json:"destination"`
-	// Mount is the container's mount there; nil for a catalogue data
-	// directory on no mount (the writable layer).
+	// Mount is the container's mount there; nil for a path on no mount
+	// (the writable layer): a catalogue data directory, or, for an image
+	// the catalogue does not know with no writable mount, each directory
+	// of its root holding a database ("/" when the root was not read).
 	Mount *docker.MountRef `json:"mount,omitempty"`
 	// Class is the filesystem class the check judged.
 	Class mounts.Class `json:"class"`
@@ -237,6 +239,11 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 		})
 	}
 	copts := Options{MaxDepth: opts.MaxDepth, SniffMax: opts.SniffMax, SniffTime: opts.SniffTime, FSTimeout: opts.FSTimeout}
+	// An image the catalogue does not know, with no writable mount, keeps
+	// whatever it writes in its writable layer: that layer is looked at.
+	layer := ac.App == "" && !slices.ContainsFunc(c.Mounts, func(m docker.MountRef) bool {
+		return m.RW && (m.Type == docker.MountBind || m.Type == docker.MountVolume || m.Type == docker.MountTmpfs)
+	})
 	seen := map[[2]uint64]bool{}
 	dests := []string{}
 	for _, m := range c.Mounts {
@@ -325,6 +332,9 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 		ac.Mounts = append(ac.Mounts, am)
 		r.DataDirs = append(r.DataDirs, d)
 	}
+	if layer {
+		auditLayer(ctx, &ac, c, inv, root, rootWhy, copts, seen)
+	}
 	order := make([]int, len(ac.Mounts))
 	for i := range order {
 		order[i] = i
@@ -338,12 +348,70 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 	return ac
 }
 
+// auditLayer looks for databases in the writable layer of c, a container
+// of an image the catalogue does not know and with no writable mount:
+// through its root (root, "" when not readable, rootWhy saying why), on
+// the root's own filesystem (not its /proc, /sys, /dev), to copts'
+// depth. Each directory holding a database is added to ac as a path on no
+// mount (ephemeral-data-dir); a root that could not be read is added as
+// "/", not inspected (mount-not-inspected); a root read that holds no
+// database adds nothing, as a mount read that holds none.
+func auditLayer(ctx context.Context, ac *auditedContainer, c *docker.Container, inv *docker.Inventory, root, rootWhy string, copts Options, seen map[[2]uint64]bool) {
+	r := ac.Report
+	layerAt := func(dest string) *mounts.Mount { return translate(dest, c, inv.Engine).mount }
+	if root == "" {
+		why := rootWhy + "; it has no writable mount, so whatever it writes is in its writable layer"
+		ac.Mounts = append(ac.Mounts, AuditMount{Destination: "/", NotInspected: why})
+		r.DataDirs = append(r.DataDirs, DataDir{Path: "/", ContainerPath: "/", Mount: layerAt("/"), Databases: []Database{}, Saved: true, NotInspected: why})
+		return
+	}
+	copts.oneFilesystem = true
+	d := discoverBounded(ctx, root, false, copts)
+	if d.Unresponsive == "" {
+		confineToRoot(ctx, &d, root, root+"/")
+	}
+	dedupe(&d, seen)
+	if d.Unresponsive != "" || d.StatError != "" {
+		d.Path, d.ContainerPath, d.Mount = root, "/", layerAt("/")
+		ac.Mounts = append(ac.Mounts, AuditMount{Destination: "/", Class: d.Mount.Class, ReadVia: ReadContainerRoot, Local: root})
+		r.DataDirs = append(r.DataDirs, d)
+		return
+	}
+	byDir := map[string][]Database{}
+	var dirs []string
+	for _, db := range d.Databases {
+		if db.NotSQLite {
+			continue
+		}
+		dir := path.Dir(strings.TrimPrefix(db.Path, root))
+		if byDir[dir] == nil {
+			dirs = append(dirs, dir)
+		}
+		byDir[dir] = append(byDir[dir], db)
+	}
+	for i, dir := range dirs {
+		dd := DataDir{Path: path.Join(root, dir), ContainerPath: dir, Resolved: path.Join(root, dir), Mount: layerAt(dir),
+			Exists: true, Inspected: true, Databases: byDir[dir]}
+		if i == 0 {
+			// What the one walk could not read is said once.
+			dd.Errors, dd.NotSearched, dd.NotSniffed = d.Errors, d.NotSearched, d.NotSniffed
+		}
+		ac.Mounts = append(ac.Mounts, AuditMount{Destination: dir, Class: dd.Mount.Class, ReadVia: ReadContainerRoot, Local: dd.Path})
+		r.DataDirs = append(r.DataDirs, dd)
+	}
+}
+
 // toContainerPaths names r's data directories, databases and findings by
 // the paths the container sees (/data, not /proc/PID/root/data): root is
 // the /proc/PID/root they were read through. The judging is done; the
 // paths are what the report and its remedies show.
 func toContainerPaths(r *Report, root string) {
-	strip := func(s string) string { return strings.ReplaceAll(s, root+"/", "/") }
+	strip := func(s string) string {
+		if s == root {
+			return "/"
+		}
+		return strings.ReplaceAll(s, root+"/", "/")
+	}
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		d.Path, d.Resolved = strip(d.Path), strip(d.Resolved)

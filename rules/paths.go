@@ -204,6 +204,12 @@ var pathRules = []rule{
 			if s.dir.Mount == nil || !policy.Ephemeral(s.dir.Mount.Class) {
 				return "", "", false
 			}
+			if s.dir.NotInspected != "" && s.dir.Path == "/" {
+				// A container's whole root, listed because it could not
+				// be read: whether it keeps data is unknown
+				// (mount-not-inspected says so).
+				return "", "", false
+			}
 			if s.dir.DBFile && len(s.dir.Databases) == 1 && s.dir.Databases[0].SingleFileMount {
 				return "", "", false // the file is a mount of its own: single-file-bind says what is lost
 			}
