@@ -69,7 +69,12 @@ type AuditReport struct {
 	OnEngineHost bool `json:"on_engine_host"`
 	// Containers are every container audited, by name.
 	Containers []AuditContainer `json:"containers"`
-	// Verdict is the worst container verdict.
+	// Services are, on a Swarm manager, the services none of whose tasks
+	// is a container listed here (their tasks run on other nodes, or none
+	// runs), by name: judged from their spec alone, every mount not
+	// inspected. Absent when there is none.
+	Services []AuditService `json:"services,omitempty"`
+	// Verdict is the worst container or service verdict.
 	Verdict report.Verdict `json:"verdict"`
 	// Took is how long the audit took.
 	Took time.Duration `json:"took_ns"`
@@ -92,6 +97,25 @@ type AuditContainer struct {
 	Mounts []AuditMount `json:"mounts"`
 	// Report is the check report for those paths, as check --container
 	// makes it: findings, verdict, each database.
+	Report *Report `json:"report"`
+	// Verdict is Report.Verdict.
+	Verdict report.Verdict `json:"verdict"`
+}
+
+// AuditService is a Swarm service with no container here to read, and
+// the paths its spec says may hold SQLite data.
+type AuditService struct {
+	// Service is the service's spec: mode, replicas, update and rollback
+	// order, mounts, and its live tasks.
+	Service docker.SpecService `json:"service"`
+	// App is the catalogue entry its image matches, if any.
+	App string `json:"app,omitempty"`
+	// Mounts are its writable bind, volume and tmpfs mounts and
+	// catalogue data directories (or "/", its writable layer, when it has
+	// none), each not inspected; Report.DataDirs[i] is Mounts[i].
+	Mounts []AuditMount `json:"mounts"`
+	// Report is the check report for those paths: the findings that the
+	// spec alone supports.
 	Report *Report `json:"report"`
 	// Verdict is Report.Verdict.
 	Verdict report.Verdict `json:"verdict"`
@@ -194,6 +218,17 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 		if w := r.Worst(); w.Rank() > worst.Rank() {
 			worst = w
 		}
+	}
+	for _, svc := range inv.ServicesElsewhere() {
+		as := auditService(ctx, svc, inv, opts)
+		as.Report.Findings = judge(as.Report, rules.Input{}, opts.Ignore)
+		as.Report.Verdict = report.VerdictOf(as.Report.Worst())
+		as.Report.JournalMode, as.Report.FSClass = rules.JournalMode(as.Report)
+		as.Verdict = as.Report.Verdict
+		if w := as.Report.Worst(); w.Rank() > worst.Rank() {
+			worst = w
+		}
+		ar.Services = append(ar.Services, as)
 	}
 	ar.Verdict = report.VerdictOf(worst)
 	// Containers without SQLite data are left out.
@@ -399,6 +434,56 @@ func auditLayer(ctx context.Context, ac *auditedContainer, c *docker.Container, 
 		ac.Mounts = append(ac.Mounts, AuditMount{Destination: dir, Class: dd.Mount.Class, ReadVia: ReadContainerRoot, Local: dd.Path})
 		r.DataDirs = append(r.DataDirs, dd)
 	}
+}
+
+// auditService lists the paths of svc, a Swarm service with no container
+// here, from its spec, as auditPaths lists a container's that cannot be
+// read: each writable bind, volume and tmpfs mount and each catalogue data
+// directory of its image, or "/" (its writable layer) when it has no
+// writable mount; none is inspected: its files are on the nodes that run
+// its tasks. Each path's service entry lets the Swarm rules judge the spec
+// (replicas, global mode, start-first).
+func auditService(ctx context.Context, svc docker.SpecService, inv *docker.Inventory, opts AuditOptions) AuditService {
+	c := &docker.Container{Name: svc.Name, Image: svc.Image, State: "service"}
+	shared := map[string]bool{}
+	for _, m := range svc.Mounts {
+		c.Mounts = append(c.Mounts, m.MountRef)
+		shared[path.Clean(m.Destination)] = m.Shared
+	}
+	// Nothing of this engine's host is the service's: no path is read.
+	away := *inv
+	away.OnEngineHost = false
+	ac := auditPaths(ctx, c, &away, opts)
+	r := ac.Report
+	sw := &docker.Swarm{Role: inv.Swarm.Role, NodeID: inv.Swarm.NodeID, ServicesVisible: true, Services: []docker.Service{}}
+	r.Container, r.Probes["docker"] = nil, report.ProbeRan
+	r.Docker = &docker.Result{Status: docker.StatusRan, Endpoint: inv.Endpoint, Engine: inv.Engine, Writers: []docker.Writer{}, Swarm: sw}
+	why := fmt.Sprintf("service %s has no task on this node (%s): its files are on the node that runs one", svc.Name, tasksWhere(svc.Tasks))
+	for i := range ac.Mounts {
+		am := &ac.Mounts[i]
+		am.NotInspected, r.DataDirs[i].NotInspected = why, why
+		switch {
+		case am.Mount == nil: // its writable layer on that node
+			sw.Services = append(sw.Services, svc.Service(docker.MountRef{}, false, am.Destination))
+		case am.Mount.Type != docker.MountTmpfs:
+			sw.Services = append(sw.Services, svc.Service(*am.Mount, shared[am.Destination], am.Destination))
+		}
+	}
+	return AuditService{Service: svc, App: ac.App, Mounts: ac.Mounts, Report: r}
+}
+
+// tasksWhere says where tasks run: "none running" or each task's name,
+// state and node.
+func tasksWhere(ts []docker.Task) string {
+	if len(ts) == 0 {
+		return "no task running"
+	}
+	var out []string
+	for _, t := range ts {
+		node := cmp.Or(t.Node, t.NodeID, "no node yet")
+		out = append(out, fmt.Sprintf("%s %s on %s", t.Name, t.State, node))
+	}
+	return "tasks: " + strings.Join(out, ", ")
 }
 
 // toContainerPaths names r's data directories, databases and findings by

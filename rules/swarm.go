@@ -51,50 +51,32 @@ var swarmRules = []rule{
 	{
 		Rule: Rule{ReplicasOnSQLiteVolume, LevelWarn, "a Swarm service (or, in compose, a service's deploy: section) that mounts a data directory read-write runs more than one task at once: replicas above 1 or mode global; every task beyond the first is a second writer on one node, or a second copy of the database on another"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
-			var who []string
-			for _, svc := range swarmServices(s) {
-				if svc.Mode == docker.ModeGlobal || svc.Mode == docker.ModeReplicated && svc.Replicas > 1 {
-					who = append(who, fmt.Sprintf("service %s (%s; tasks %s) mounts it through %s", svc.Name, modeWhat(svc), taskList(svc.Tasks), mountWhat(svc.Mount)))
-				}
-			}
-			if len(who) == 0 {
-				return "", "", false
-			}
-			return fmt.Sprintf("%s: %s: tasks on one node are concurrent writers (\"database is locked\"), and a task on another node writes that node's own copy of a local volume, or the same file across the network", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+			return replicasMatch(swarmServices(s), filepath.Base(s.db.Path))
 		},
-		remedy: func(s subject) []string {
-			var out []string
-			for _, svc := range swarmServices(s) {
-				if svc.Mode == docker.ModeGlobal || svc.Mode == docker.ModeReplicated && svc.Replicas > 1 {
-					out = append(out, oneTask(svc))
-				}
-			}
-			return out
+		remedy: func(s subject) []string { return replicasRemedy(swarmServices(s)) },
+	},
+	{
+		// A service with no task here (audit): its spec alone shows the
+		// replicas, on a path whose databases could not be read.
+		Rule: Rule{ReplicasOnSQLiteVolume, LevelWarn, ""},
+		match: func(s subject) (string, Level, bool) {
+			return replicasMatch(specServices(s), s.dir.Path+" (not inspected)")
 		},
+		remedy: func(s subject) []string { return replicasRemedy(specServices(s)) },
 	},
 	{
 		Rule: Rule{StartFirstOnSQLiteVolume, LevelWarn, "a Swarm service (or, in compose, a service's deploy: section) that mounts a data directory read-write updates or rolls back start-first: the new task starts beside the old one, two writers during every update"}, scope: ScopeDatabase,
 		match: func(s subject) (string, Level, bool) {
-			var who []string
-			for _, svc := range swarmServices(s) {
-				if o := startFirst(svc.UpdateOrder, svc.RollbackOrder); o != "" {
-					who = append(who, fmt.Sprintf("service %s (%s)", svc.Name, o))
-				}
-			}
-			if len(who) == 0 {
-				return "", "", false
-			}
-			return fmt.Sprintf("%s is mounted by %s: at each update its new task opens the database while the old one still writes it", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
+			return startFirstMatch(swarmServices(s), filepath.Base(s.db.Path))
 		},
-		remedy: func(s subject) []string {
-			var out []string
-			for _, svc := range swarmServices(s) {
-				if startFirst(svc.UpdateOrder, svc.RollbackOrder) != "" {
-					out = append(out, fmt.Sprintf("Stop the old task first: docker service update --update-order stop-first --rollback-order stop-first %s (order: stop-first under update_config: and rollback_config: in its stack file).", shell.Quote(svc.Name)))
-				}
-			}
-			return out
+		remedy: func(s subject) []string { return startFirstRemedy(swarmServices(s)) },
+	},
+	{
+		Rule: Rule{StartFirstOnSQLiteVolume, LevelWarn, ""},
+		match: func(s subject) (string, Level, bool) {
+			return startFirstMatch(specServices(s), s.dir.Path+" (not inspected)")
 		},
+		remedy: func(s subject) []string { return startFirstRemedy(specServices(s)) },
 	},
 	{
 		Rule: Rule{ServicesNotVisible, LevelInfo, "the engine is a Swarm node whose services and tasks could not be listed (a worker: only managers answer; or a manager behind a socket proxy that denies /services or /tasks): tasks on other nodes that mount the same data are not known; warn when a data directory is on a network or FUSE filesystem, which other nodes may mount too"}, scope: ScopeReport,
@@ -174,6 +156,90 @@ func swarmServices(s subject) []docker.Service {
 	return out
 }
 
+// specServices are, for a data directory that was not inspected (audit
+// of a service with no task here), the Swarm services whose spec mounts
+// it.
+func specServices(s subject) []docker.Service {
+	var out []docker.Service
+	for _, svc := range servicesAt(s) {
+		if svc.Mount.Type != "" {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
+// servicesAt are the Swarm services listed for a data directory that was
+// not inspected: specServices, and those that have it on no mount (their
+// writable layer, Mount unset).
+func servicesAt(s subject) []docker.Service {
+	d := s.r.Docker
+	if s.dir.NotInspected == "" || d == nil || d.Swarm == nil {
+		return nil
+	}
+	var out []docker.Service
+	for _, svc := range d.Swarm.Services {
+		if svc.Path == s.dir.Path {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
+// replicasMatch is replicas-on-sqlite-volume over services, of what
+// (a database's name, or a path not inspected).
+func replicasMatch(services []docker.Service, what string) (string, Level, bool) {
+	var who []string
+	for _, svc := range services {
+		if manyTasks(svc) {
+			who = append(who, fmt.Sprintf("service %s (%s; tasks %s) mounts it through %s", svc.Name, modeWhat(svc), taskList(svc.Tasks), mountWhat(svc.Mount)))
+		}
+	}
+	if len(who) == 0 {
+		return "", "", false
+	}
+	return fmt.Sprintf("%s: %s: tasks on one node are concurrent writers (\"database is locked\"), and a task on another node writes that node's own copy of a local volume, or the same file across the network", what, strings.Join(who, "; ")), "", true
+}
+
+func replicasRemedy(services []docker.Service) []string {
+	var out []string
+	for _, svc := range services {
+		if manyTasks(svc) {
+			out = append(out, oneTask(svc))
+		}
+	}
+	return out
+}
+
+// manyTasks reports whether svc runs more than one task at once.
+func manyTasks(svc docker.Service) bool {
+	return svc.Mode == docker.ModeGlobal || svc.Mode == docker.ModeReplicated && svc.Replicas > 1
+}
+
+// startFirstMatch is start-first-on-sqlite-volume over services, of what.
+func startFirstMatch(services []docker.Service, what string) (string, Level, bool) {
+	var who []string
+	for _, svc := range services {
+		if o := startFirst(svc.UpdateOrder, svc.RollbackOrder); o != "" {
+			who = append(who, fmt.Sprintf("service %s (%s)", svc.Name, o))
+		}
+	}
+	if len(who) == 0 {
+		return "", "", false
+	}
+	return fmt.Sprintf("%s is mounted by %s: at each update its new task opens the database while the old one still writes it", what, strings.Join(who, "; ")), "", true
+}
+
+func startFirstRemedy(services []docker.Service) []string {
+	var out []string
+	for _, svc := range services {
+		if startFirst(svc.UpdateOrder, svc.RollbackOrder) != "" {
+			out = append(out, fmt.Sprintf("Stop the old task first: docker service update --update-order stop-first --rollback-order stop-first %s (order: stop-first under update_config: and rollback_config: in its stack file).", shell.Quote(svc.Name)))
+		}
+	}
+	return out
+}
+
 // remoteTasks are svc's tasks on other nodes that reach the same data:
 // svc's mount is shared storage, or the data is on a network or FUSE
 // filesystem here (a bind of a path every node mounts from one server).
@@ -235,7 +301,10 @@ func taskList(ts []docker.Task) string {
 	var out []string
 	for _, t := range ts {
 		where := "this node"
-		if t.OtherNode {
+		switch {
+		case t.NodeID == "":
+			where = "no node yet" // pending: no node satisfies its constraints, or none has room
+		case t.OtherNode:
 			where = "node " + nodeName(t)
 		}
 		out = append(out, fmt.Sprintf("%s on %s, %s", t.Name, where, t.State))
