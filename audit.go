@@ -202,32 +202,18 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 	worst := report.LevelInfo
 	for i := range ar.Containers {
 		ac := &ar.Containers[i]
-		r := ac.Report
-		r.Findings = judge(r, rules.Input{}, opts.Ignore)
-		if roots[i] != "" {
-			toContainerPaths(r, roots[i])
-		}
-		r.Verdict = report.VerdictOf(r.Worst())
-		r.JournalMode, r.FSClass = rules.JournalMode(r)
-		ac.Verdict = r.Verdict
+		worst = judgeAudited(ac.Report, roots[i], opts.Ignore, worst)
+		ac.Verdict = ac.Report.Verdict
 		for j := range ac.Mounts {
-			if d := r.DataDirs[j]; d.Mount != nil {
+			if d := ac.Report.DataDirs[j]; d.Mount != nil {
 				ac.Mounts[j].Class = d.Mount.Class
 			}
-		}
-		if w := r.Worst(); w.Rank() > worst.Rank() {
-			worst = w
 		}
 	}
 	for _, svc := range inv.ServicesElsewhere() {
 		as := auditService(ctx, svc, inv, opts)
-		as.Report.Findings = judge(as.Report, rules.Input{}, opts.Ignore)
-		as.Report.Verdict = report.VerdictOf(as.Report.Worst())
-		as.Report.JournalMode, as.Report.FSClass = rules.JournalMode(as.Report)
+		worst = judgeAudited(as.Report, "", opts.Ignore, worst)
 		as.Verdict = as.Report.Verdict
-		if w := as.Report.Worst(); w.Rank() > worst.Rank() {
-			worst = w
-		}
 		ar.Services = append(ar.Services, as)
 	}
 	ar.Verdict = report.VerdictOf(worst)
@@ -235,6 +221,23 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 	ar.Containers = slices.DeleteFunc(ar.Containers, func(ac AuditContainer) bool { return len(ac.Mounts) == 0 })
 	ar.Took = time.Since(start)
 	return ar, nil
+}
+
+// judgeAudited judges r through the rules table (ignore as --ignore),
+// names its paths as the container sees them when they were read through
+// root ("" when not), and returns the worse of worst and its worst level.
+func judgeAudited(r *Report, root string, ignore []string, worst report.Level) report.Level {
+	r.Findings = judge(r, rules.Input{}, ignore)
+	if root != "" {
+		toContainerPaths(r, root)
+	}
+	w := r.Worst()
+	r.Verdict = report.VerdictOf(w)
+	r.JournalMode, r.FSClass = rules.JournalMode(r)
+	if w.Rank() > worst.Rank() {
+		return w
+	}
+	return worst
 }
 
 // auditedContainer is an AuditContainer being built.
@@ -395,7 +398,7 @@ func auditLayer(ctx context.Context, ac *auditedContainer, c *docker.Container, 
 	r := ac.Report
 	layerAt := func(dest string) *mounts.Mount { return translate(dest, c, inv.Engine).mount }
 	if root == "" {
-		why := rootWhy + "; it has no writable mount, so whatever it writes is in its writable layer"
+		why := rootWhy + "; no writable mount: its data is in its writable layer"
 		ac.Mounts = append(ac.Mounts, AuditMount{Destination: "/", NotInspected: why})
 		r.DataDirs = append(r.DataDirs, DataDir{Path: "/", ContainerPath: "/", Mount: layerAt("/"), Databases: []Database{}, Saved: true, NotInspected: why})
 		return
@@ -406,14 +409,11 @@ func auditLayer(ctx context.Context, ac *auditedContainer, c *docker.Container, 
 		confineToRoot(ctx, &d, root, root+"/")
 	}
 	dedupe(&d, seen)
-	if d.Unresponsive != "" || d.StatError != "" {
-		d.Path, d.ContainerPath, d.Mount = root, "/", layerAt("/")
-		ac.Mounts = append(ac.Mounts, AuditMount{Destination: "/", Class: d.Mount.Class, ReadVia: ReadContainerRoot, Local: root})
-		r.DataDirs = append(r.DataDirs, d)
-		return
-	}
 	byDir := map[string][]Database{}
 	var dirs []string
+	if d.Unresponsive != "" || d.StatError != "" {
+		dirs = []string{"/"} // what stopped the walk is said on the root
+	}
 	for _, db := range d.Databases {
 		if db.NotSQLite {
 			continue
@@ -425,11 +425,12 @@ func auditLayer(ctx context.Context, ac *auditedContainer, c *docker.Container, 
 		byDir[dir] = append(byDir[dir], db)
 	}
 	for i, dir := range dirs {
-		dd := DataDir{Path: path.Join(root, dir), ContainerPath: dir, Resolved: path.Join(root, dir), Mount: layerAt(dir),
-			Exists: true, Inspected: true, Databases: byDir[dir]}
-		if i == 0 {
+		dd := d
+		dd.Path = path.Join(root, dir)
+		dd.ContainerPath, dd.Resolved, dd.Mount, dd.Databases = dir, dd.Path, layerAt(dir), append([]Database{}, byDir[dir]...)
+		if i > 0 {
 			// What the one walk could not read is said once.
-			dd.Errors, dd.NotSearched, dd.NotSniffed = d.Errors, d.NotSearched, d.NotSniffed
+			dd.Errors, dd.NotSearched, dd.NotSniffed = nil, 0, 0
 		}
 		ac.Mounts = append(ac.Mounts, AuditMount{Destination: dir, Class: dd.Mount.Class, ReadVia: ReadContainerRoot, Local: dd.Path})
 		r.DataDirs = append(r.DataDirs, dd)
@@ -445,10 +446,8 @@ func auditLayer(ctx context.Context, ac *auditedContainer, c *docker.Container, 
 // (replicas, global mode, start-first).
 func auditService(ctx context.Context, svc docker.SpecService, inv *docker.Inventory, opts AuditOptions) AuditService {
 	c := &docker.Container{Name: svc.Name, Image: svc.Image, State: "service"}
-	shared := map[string]bool{}
 	for _, m := range svc.Mounts {
 		c.Mounts = append(c.Mounts, m.MountRef)
-		shared[path.Clean(m.Destination)] = m.Shared
 	}
 	// Nothing of this engine's host is the service's: no path is read.
 	away := *inv
@@ -458,7 +457,7 @@ func auditService(ctx context.Context, svc docker.SpecService, inv *docker.Inven
 	sw := &docker.Swarm{Role: inv.Swarm.Role, NodeID: inv.Swarm.NodeID, ServicesVisible: true, Services: []docker.Service{}}
 	r.Container, r.Probes["docker"] = nil, report.ProbeRan
 	r.Docker = &docker.Result{Status: docker.StatusRan, Endpoint: inv.Endpoint, Engine: inv.Engine, Writers: []docker.Writer{}, Swarm: sw}
-	why := fmt.Sprintf("service %s has no task on this node (%s): its files are on the node that runs one", svc.Name, tasksWhere(svc.Tasks))
+	why := fmt.Sprintf("service %s has no task on this node to read (tasks %s)", svc.Name, rules.TaskList(svc.Tasks))
 	for i := range ac.Mounts {
 		am := &ac.Mounts[i]
 		am.NotInspected, r.DataDirs[i].NotInspected = why, why
@@ -466,24 +465,14 @@ func auditService(ctx context.Context, svc docker.SpecService, inv *docker.Inven
 		case am.Mount == nil: // its writable layer on that node
 			sw.Services = append(sw.Services, svc.Service(docker.MountRef{}, false, am.Destination))
 		case am.Mount.Type != docker.MountTmpfs:
-			sw.Services = append(sw.Services, svc.Service(*am.Mount, shared[am.Destination], am.Destination))
+			shared := false
+			for _, m := range svc.Mounts {
+				shared = shared || m.Shared && path.Clean(m.Destination) == am.Destination
+			}
+			sw.Services = append(sw.Services, svc.Service(*am.Mount, shared, am.Destination))
 		}
 	}
 	return AuditService{Service: svc, App: ac.App, Mounts: ac.Mounts, Report: r}
-}
-
-// tasksWhere says where tasks run: "none running" or each task's name,
-// state and node.
-func tasksWhere(ts []docker.Task) string {
-	if len(ts) == 0 {
-		return "no task running"
-	}
-	var out []string
-	for _, t := range ts {
-		node := cmp.Or(t.Node, t.NodeID, "no node yet")
-		out = append(out, fmt.Sprintf("%s %s on %s", t.Name, t.State, node))
-	}
-	return "tasks: " + strings.Join(out, ", ")
 }
 
 // toContainerPaths names r's data directories, databases and findings by

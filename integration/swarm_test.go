@@ -273,7 +273,7 @@ func TestAuditSwarmServiceElsewhere(t *testing.T) {
 	wantContains(t, "audit text", r.stdout, "swarm/"+service)
 	wantContains(t, "audit text", r.stdout, "/data <- vol:"+vol)
 	wantContains(t, "audit text", r.stdout, "service "+service+" (")
-	wantContains(t, "audit text", r.stdout, "replicated 2, no task on this node): warn")
+	wantContains(t, "audit text", r.stdout, ", no task on this node): warn")
 	wantContains(t, "audit text", r.stdout, "docker service scale "+service+"=1")
 	wantContains(t, "audit text", r.stdout, service+".1 on no node yet, pending")
 	r = run(t, dockerTimeout, nil, pf, "audit", "--format", "sarif")

@@ -245,8 +245,8 @@ var pathRules = []rule{
 			return fmt.Sprintf("%s was not inspected: %s", s.dir.Path, s.dir.NotInspected), "", true
 		},
 		remedy: func(s subject) []string {
-			if svcs := servicesAt(s); len(svcs) > 0 {
-				return []string{fmt.Sprintf("Run preflight audit on a node that runs a task of service %s (docker service ps %s names them), where its files can be read.", svcs[0].Name, shell.Quote(svcs[0].Name))}
+			if svcs := specServices(s, true); len(svcs) > 0 {
+				return []string{fmt.Sprintf("Run preflight audit on a node running a task of service %s: docker service ps %s lists them.", svcs[0].Name, shell.Quote(svcs[0].Name))}
 			}
 			return []string{"Run the audit where it can read every container: as root on the engine host (sudo preflight audit), or as a container in the host's PID namespace: docker run --rm --pid host --user 0 --cap-add SYS_PTRACE -v /var/run/docker.sock:/var/run/docker.sock:ro ghcr.io/preflight-sqlite/preflight audit"}
 		},

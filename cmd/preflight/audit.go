@@ -121,18 +121,10 @@ func auditEntries(ar *preflight.AuditReport) []auditEntry {
 	for _, as := range ar.Services {
 		s := as.Service
 		out = append(out, auditEntry{name: "-", svc: "swarm/" + s.Name, image: s.Image,
-			title:  "service " + oneLine(s.Name) + " (" + oneLine(s.Image) + "; " + serviceMode(s) + ", no task on this node)",
+			title:  "service " + oneLine(s.Name) + " (" + oneLine(s.Image) + ", no task on this node)",
 			prefix: "service " + s.Name + ": ", mounts: as.Mounts, report: as.Report, verdict: as.Verdict})
 	}
 	return out
-}
-
-// serviceMode is "replicated 2", "global", as docker service ls says.
-func serviceMode(s docker.SpecService) string {
-	if s.Mode == docker.ModeReplicated {
-		return fmt.Sprintf("%s %d", s.Mode, s.Replicas)
-	}
-	return s.Mode
 }
 
 // renderAuditText writes the table (one row per mount holding SQLite
@@ -192,7 +184,7 @@ func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
 	}
 	where := count(len(ar.Containers), "container", "containers")
 	if len(ar.Services) > 0 {
-		where += " and " + count(len(ar.Services), "Swarm service with no task on this node", "Swarm services with no task on this node")
+		where += " and " + count(len(ar.Services), "Swarm service", "Swarm services") + " with no task here"
 	}
 	fmt.Fprintf(&b, "\n%s in %s; verdict: %s\n", count(mountsOf(ar), "mount with SQLite data", "mounts with SQLite data"), where, ar.Verdict)
 	_, err := io.WriteString(w, b.String())

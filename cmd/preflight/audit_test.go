@@ -283,9 +283,9 @@ func TestAuditSwarmElsewhere(t *testing.T) {
 	out, _, _ = runMain(t, "audit")
 	wantIn(t, "audit text", out, "swarm/swarm-capture")
 	wantIn(t, "audit text", out, "\nservice swarm-capture (")
-	wantIn(t, "audit text", out, "replicated 2, no task on this node): warn\n")
+	wantIn(t, "audit text", out, ", no task on this node): warn\n")
 	wantIn(t, "audit text", out, "WARN replicas-on-sqlite-volume: /data (not inspected): service swarm-capture (2 replicas;")
-	wantIn(t, "audit text", out, "in 0 containers and 1 Swarm service with no task on this node; verdict: warn")
+	wantIn(t, "audit text", out, "in 0 containers and 1 Swarm service with no task here; verdict: warn")
 	out, _, _ = runMain(t, "audit", "--format", "sarif")
 	wantIn(t, "audit sarif", out, "service swarm-capture: ")
 }
