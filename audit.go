@@ -91,8 +91,10 @@ type AuditContainer struct {
 	Container docker.Container `json:"container"`
 	// App is the catalogue entry its image matches, if any.
 	App string `json:"app,omitempty"`
-	// Mounts are its mounts (and catalogue data directories on no mount)
-	// that hold SQLite data or could not be read, in destination order;
+	// Mounts are its mounts (and catalogue data directories on no mount,
+	// and the writable layer's directories that hold a database, see
+	// AuditMount.Mount) that hold SQLite data or could not be read, in
+	// destination order;
 	// Report.DataDirs[i] is Mounts[i].
 	Mounts []AuditMount `json:"mounts"`
 	// Report is the check report for those paths, as check --container
@@ -151,7 +153,10 @@ type AuditMount struct {
 // when this is the engine host, else through /proc/PID/root of the
 // container's first process when that PID is visible here; a mount read
 // neither way is said not inspected (mount-not-inspected), when writable
-// or named by the catalogue.
+// or named by the catalogue. A container of an image the catalogue does
+// not know with no writable mount has its writable layer looked at
+// (auditLayer). On a Swarm manager, each service with no container here
+// is listed from its spec (AuditReport.Services), nothing of it read.
 // An engine that does not answer is a report with Docker set, not an
 // error; the error is ctx's.
 func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
