@@ -69,7 +69,12 @@ type AuditReport struct {
 	OnEngineHost bool `json:"on_engine_host"`
 	// Containers are every container audited, by name.
 	Containers []AuditContainer `json:"containers"`
-	// Verdict is the worst container verdict.
+	// Services are, on a Swarm manager, the services none of whose tasks
+	// is a container listed here (their tasks run on other nodes, or none
+	// runs), by name: judged from their spec alone, every mount not
+	// inspected. Absent when there is none.
+	Services []AuditService `json:"services,omitempty"`
+	// Verdict is the worst container or service verdict.
 	Verdict report.Verdict `json:"verdict"`
 	// Took is how long the audit took.
 	Took time.Duration `json:"took_ns"`
@@ -86,12 +91,33 @@ type AuditContainer struct {
 	Container docker.Container `json:"container"`
 	// App is the catalogue entry its image matches, if any.
 	App string `json:"app,omitempty"`
-	// Mounts are its mounts (and catalogue data directories on no mount)
-	// that hold SQLite data or could not be read, in destination order;
+	// Mounts are its mounts (and catalogue data directories on no mount,
+	// and the writable layer's directories that hold a database, see
+	// AuditMount.Mount) that hold SQLite data or could not be read, in
+	// destination order;
 	// Report.DataDirs[i] is Mounts[i].
 	Mounts []AuditMount `json:"mounts"`
 	// Report is the check report for those paths, as check --container
 	// makes it: findings, verdict, each database.
+	Report *Report `json:"report"`
+	// Verdict is Report.Verdict.
+	Verdict report.Verdict `json:"verdict"`
+}
+
+// AuditService is a Swarm service with no container here to read, and
+// the paths its spec says may hold SQLite data.
+type AuditService struct {
+	// Service is the service's spec: mode, replicas, update and rollback
+	// order, mounts, and its live tasks.
+	Service docker.SpecService `json:"service"`
+	// App is the catalogue entry its image matches, if any.
+	App string `json:"app,omitempty"`
+	// Mounts are its writable bind, volume and tmpfs mounts and
+	// catalogue data directories (or "/", its writable layer, when it has
+	// none), each not inspected; Report.DataDirs[i] is Mounts[i].
+	Mounts []AuditMount `json:"mounts"`
+	// Report is the check report for those paths: the findings that the
+	// spec alone supports.
 	Report *Report `json:"report"`
 	// Verdict is Report.Verdict.
 	Verdict report.Verdict `json:"verdict"`
@@ -102,8 +128,10 @@ type AuditContainer struct {
 type AuditMount struct {
 	// Destination is the path inside the container.
 	Destination string `json:"destination"`
-	// Mount is the container's mount there; nil for a catalogue data
-	// directory on no mount (the writable layer).
+	// Mount is the container's mount there; nil for a path on no mount
+	// (the writable layer): a catalogue data directory, or, for an image
+	// the catalogue does not know with no writable mount, each directory
+	// of its root holding a database ("/" when the root was not read).
 	Mount *docker.MountRef `json:"mount,omitempty"`
 	// Class is the filesystem class the check judged.
 	Class mounts.Class `json:"class"`
@@ -125,7 +153,10 @@ type AuditMount struct {
 // when this is the engine host, else through /proc/PID/root of the
 // container's first process when that PID is visible here; a mount read
 // neither way is said not inspected (mount-not-inspected), when writable
-// or named by the catalogue.
+// or named by the catalogue. A container of an image the catalogue does
+// not know with no writable mount has its writable layer looked at
+// (auditLayer). On a Swarm manager, each service with no container here
+// is listed from its spec (AuditReport.Services), nothing of it read.
 // An engine that does not answer is a report with Docker set, not an
 // error; the error is ctx's.
 func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
@@ -176,28 +207,42 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 	worst := report.LevelInfo
 	for i := range ar.Containers {
 		ac := &ar.Containers[i]
-		r := ac.Report
-		r.Findings = judge(r, rules.Input{}, opts.Ignore)
-		if roots[i] != "" {
-			toContainerPaths(r, roots[i])
-		}
-		r.Verdict = report.VerdictOf(r.Worst())
-		r.JournalMode, r.FSClass = rules.JournalMode(r)
-		ac.Verdict = r.Verdict
+		worst = judgeAudited(ac.Report, roots[i], opts.Ignore, worst)
+		ac.Verdict = ac.Report.Verdict
 		for j := range ac.Mounts {
-			if d := r.DataDirs[j]; d.Mount != nil {
+			if d := ac.Report.DataDirs[j]; d.Mount != nil {
 				ac.Mounts[j].Class = d.Mount.Class
 			}
 		}
-		if w := r.Worst(); w.Rank() > worst.Rank() {
-			worst = w
-		}
+	}
+	for _, svc := range inv.ServicesElsewhere() {
+		as := auditService(ctx, svc, inv, opts)
+		worst = judgeAudited(as.Report, "", opts.Ignore, worst)
+		as.Verdict = as.Report.Verdict
+		ar.Services = append(ar.Services, as)
 	}
 	ar.Verdict = report.VerdictOf(worst)
 	// Containers without SQLite data are left out.
 	ar.Containers = slices.DeleteFunc(ar.Containers, func(ac AuditContainer) bool { return len(ac.Mounts) == 0 })
 	ar.Took = time.Since(start)
 	return ar, nil
+}
+
+// judgeAudited judges r through the rules table (ignore as --ignore),
+// names its paths as the container sees them when they were read through
+// root ("" when not), and returns the worse of worst and its worst level.
+func judgeAudited(r *Report, root string, ignore []string, worst report.Level) report.Level {
+	r.Findings = judge(r, rules.Input{}, ignore)
+	if root != "" {
+		toContainerPaths(r, root)
+	}
+	w := r.Worst()
+	r.Verdict = report.VerdictOf(w)
+	r.JournalMode, r.FSClass = rules.JournalMode(r)
+	if w.Rank() > worst.Rank() {
+		return w
+	}
+	return worst
 }
 
 // auditedContainer is an AuditContainer being built.
@@ -237,6 +282,11 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 		})
 	}
 	copts := Options{MaxDepth: opts.MaxDepth, SniffMax: opts.SniffMax, SniffTime: opts.SniffTime, FSTimeout: opts.FSTimeout}
+	// An image the catalogue does not know, with no writable mount, keeps
+	// whatever it writes in its writable layer: that layer is looked at.
+	layer := ac.App == "" && !slices.ContainsFunc(c.Mounts, func(m docker.MountRef) bool {
+		return m.RW && (m.Type == docker.MountBind || m.Type == docker.MountVolume || m.Type == docker.MountTmpfs)
+	})
 	seen := map[[2]uint64]bool{}
 	dests := []string{}
 	for _, m := range c.Mounts {
@@ -325,6 +375,9 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 		ac.Mounts = append(ac.Mounts, am)
 		r.DataDirs = append(r.DataDirs, d)
 	}
+	if layer {
+		auditLayer(ctx, &ac, c, inv, root, rootWhy, copts, seen)
+	}
 	order := make([]int, len(ac.Mounts))
 	for i := range order {
 		order[i] = i
@@ -338,12 +391,106 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 	return ac
 }
 
+// auditLayer looks for databases in the writable layer of c, a container
+// of an image the catalogue does not know and with no writable mount:
+// through its root (root, "" when not readable, rootWhy saying why), on
+// the root's own filesystem (not its /proc, /sys, /dev), to copts'
+// depth. Each directory holding a database is added to ac as a path on no
+// mount (ephemeral-data-dir); a root that could not be read is added as
+// "/", not inspected (mount-not-inspected); a root read that holds no
+// database adds nothing, as a mount read that holds none.
+func auditLayer(ctx context.Context, ac *auditedContainer, c *docker.Container, inv *docker.Inventory, root, rootWhy string, copts Options, seen map[[2]uint64]bool) {
+	r := ac.Report
+	layerAt := func(dest string) *mounts.Mount { return translate(dest, c, inv.Engine).mount }
+	if root == "" {
+		why := rootWhy + "; no writable mount: its data is in its writable layer"
+		ac.Mounts = append(ac.Mounts, AuditMount{Destination: "/", NotInspected: why})
+		r.DataDirs = append(r.DataDirs, DataDir{Path: "/", ContainerPath: "/", Mount: layerAt("/"), Databases: []Database{}, Saved: true, NotInspected: why})
+		return
+	}
+	copts.oneFilesystem = true
+	d := discoverBounded(ctx, root, false, copts)
+	if d.Unresponsive == "" {
+		confineToRoot(ctx, &d, root, root+"/")
+	}
+	dedupe(&d, seen)
+	byDir := map[string][]Database{}
+	var dirs []string
+	if d.Unresponsive != "" || d.StatError != "" {
+		dirs = []string{"/"} // what stopped the walk is said on the root
+	}
+	for _, db := range d.Databases {
+		if db.NotSQLite {
+			continue
+		}
+		dir := path.Dir(strings.TrimPrefix(db.Path, root))
+		if byDir[dir] == nil {
+			dirs = append(dirs, dir)
+		}
+		byDir[dir] = append(byDir[dir], db)
+	}
+	for i, dir := range dirs {
+		dd := d
+		dd.Path = path.Join(root, dir)
+		dd.ContainerPath, dd.Resolved, dd.Mount, dd.Databases = dir, dd.Path, layerAt(dir), append([]Database{}, byDir[dir]...)
+		if i > 0 {
+			// What the one walk could not read is said once.
+			dd.Errors, dd.NotSearched, dd.NotSniffed = nil, 0, 0
+		}
+		ac.Mounts = append(ac.Mounts, AuditMount{Destination: dir, Class: dd.Mount.Class, ReadVia: ReadContainerRoot, Local: dd.Path})
+		r.DataDirs = append(r.DataDirs, dd)
+	}
+}
+
+// auditService lists the paths of svc, a Swarm service with no container
+// here, from its spec, as auditPaths lists a container's that cannot be
+// read: each writable bind, volume and tmpfs mount and each catalogue data
+// directory of its image, or "/" (its writable layer) when it has no
+// writable mount; none is inspected: its files are on the nodes that run
+// its tasks. Each path's service entry lets the Swarm rules judge the spec
+// (replicas, global mode, start-first).
+func auditService(ctx context.Context, svc docker.SpecService, inv *docker.Inventory, opts AuditOptions) AuditService {
+	c := &docker.Container{Name: svc.Name, Image: svc.Image, State: "service"}
+	for _, m := range svc.Mounts {
+		c.Mounts = append(c.Mounts, m.MountRef)
+	}
+	// Nothing of this engine's host is the service's: no path is read.
+	away := *inv
+	away.OnEngineHost = false
+	ac := auditPaths(ctx, c, &away, opts)
+	r := ac.Report
+	sw := &docker.Swarm{Role: inv.Swarm.Role, NodeID: inv.Swarm.NodeID, ServicesVisible: true, Services: []docker.Service{}}
+	r.Container, r.Probes["docker"] = nil, report.ProbeRan
+	r.Docker = &docker.Result{Status: docker.StatusRan, Endpoint: inv.Endpoint, Engine: inv.Engine, Writers: []docker.Writer{}, Swarm: sw}
+	why := fmt.Sprintf("service %s has no task on this node to read (tasks %s)", svc.Name, rules.TaskList(svc.Tasks))
+	for i := range ac.Mounts {
+		am := &ac.Mounts[i]
+		am.NotInspected, r.DataDirs[i].NotInspected = why, why
+		switch {
+		case am.Mount == nil: // its writable layer on that node
+			sw.Services = append(sw.Services, svc.Service(docker.MountRef{}, false, am.Destination))
+		case am.Mount.Type != docker.MountTmpfs:
+			shared := false
+			for _, m := range svc.Mounts {
+				shared = shared || m.Shared && path.Clean(m.Destination) == am.Destination
+			}
+			sw.Services = append(sw.Services, svc.Service(*am.Mount, shared, am.Destination))
+		}
+	}
+	return AuditService{Service: svc, App: ac.App, Mounts: ac.Mounts, Report: r}
+}
+
 // toContainerPaths names r's data directories, databases and findings by
 // the paths the container sees (/data, not /proc/PID/root/data): root is
 // the /proc/PID/root they were read through. The judging is done; the
 // paths are what the report and its remedies show.
 func toContainerPaths(r *Report, root string) {
-	strip := func(s string) string { return strings.ReplaceAll(s, root+"/", "/") }
+	strip := func(s string) string {
+		if s == root {
+			return "/"
+		}
+		return strings.ReplaceAll(s, root+"/", "/")
+	}
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		d.Path, d.Resolved = strip(d.Path), strip(d.Resolved)

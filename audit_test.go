@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/fakeengine"
 	"github.com/preflight-sqlite/preflight/internal/peak"
@@ -135,10 +137,13 @@ func TestAuditEngineClasses(t *testing.T) {
 		{id: hexID(1), name: "app", image: "example/app:1", state: "running", mounts: `{"Type":"bind","Source":"` + bind + `","Destination":"/data","RW":true}`,
 			labels: `"com.docker.compose.project":"home","com.docker.compose.service":"app","com.docker.compose.config-hash":"x"`},
 		{id: hexID(2), name: "nfsapp", image: "example/nfs:1", state: "running", mounts: `{"Type":"volume","Name":"nfsvol","Source":"` + nfs + `","Destination":"/srv","Driver":"local","RW":true}`},
-		{id: hexID(3), name: "web", image: "nginx", state: "running", mounts: `{"Type":"bind","Source":"` + empty + `","Destination":"/usr/share/nginx/html","RW":false}`},
+		{id: hexID(3), name: "web", image: "nginx", state: "running", pid: 300, mounts: `{"Type":"bind","Source":"` + empty + `","Destination":"/usr/share/nginx/html","RW":false}`},
 	}
+	// web has no writable mount: its root (here empty) is read too.
+	webProc := t.TempDir()
+	fakeProc(t, webProc, 300, cs[2].id, t.TempDir())
 	linux := map[string]any{"OSType": "linux", "OperatingSystem": "Debian GNU/Linux 12", "Name": "host", "ServerVersion": "27.3.1"}
-	ar := audit(t, auditEngine(t, linux, t.TempDir(), vols, cs...), preflight.AuditOptions{})
+	ar := audit(t, auditEngine(t, linux, t.TempDir(), vols, cs...), preflight.AuditOptions{Proc: webProc})
 	if !ar.OnEngineHost || len(ar.Containers) != 2 {
 		t.Fatalf("Audit(linux host) on_engine_host %v, %d containers %+v; want true, 2 (web holds no database)", ar.OnEngineHost, len(ar.Containers), ar.Containers)
 	}
@@ -178,6 +183,56 @@ func TestAuditEngineClasses(t *testing.T) {
 	app = containerNamed(t, ar, "app")
 	if m := app.Mounts[0]; m.Class != mounts.ClassCrossVM || m.NotInspected == "" || !strings.Contains(auditIDs(app), "unsafe-fs-not-inspected:warn") {
 		t.Errorf("Audit(Docker Desktop, PID not visible) app: mount %+v findings %s; want cross-vm not inspected, unsafe-fs-not-inspected", m, auditIDs(app))
+	}
+}
+
+// TestAuditWritableLayer: a container of an image the catalogue does not
+// know, with no writable mount, keeps what it writes in its writable
+// layer: read through its root, each directory holding a database is
+// listed on no mount (ephemeral-data-dir), a
+// root that holds none is left out as a mount that holds none; a root
+// that cannot be read is listed as "/", not inspected, never left out.
+func TestAuditWritableLayer(t *testing.T) {
+	proc := t.TempDir()
+	withDB, empty := t.TempDir(), t.TempDir()
+	for _, d := range []string{"app", "proc"} {
+		if err := os.MkdirAll(filepath.Join(withDB, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testdb.Make(t, filepath.Join(withDB, "app", "data.db"), "wal", 1)
+	cs := []fakeContainer{
+		{id: hexID(1), name: "layer-db", image: "example/own:1", state: "running", pid: 101},
+		{id: hexID(2), name: "layer-empty", image: "example/own:1", state: "running", pid: 102},
+		{id: hexID(3), name: "layer-blind", image: "example/own:1", state: "running", pid: 103},
+		{id: hexID(4), name: "layer-ro", image: "example/own:1", state: "running", pid: 104,
+			mounts: `{"Type":"bind","Source":"/srv/conf","Destination":"/conf","RW":false}`},
+	}
+	fakeProc(t, proc, 101, hexID(1), withDB)
+	fakeProc(t, proc, 102, hexID(2), empty)
+	linux := map[string]any{"OSType": "linux", "OperatingSystem": "Debian GNU/Linux 12", "Name": "host"}
+	ar := audit(t, auditEngine(t, linux, "", "", cs...), preflight.AuditOptions{Proc: proc})
+	got := map[string]string{}
+	for _, ac := range ar.Containers {
+		for _, m := range ac.Mounts {
+			got[ac.Container.Name] += fmt.Sprintf("%s %s %s read-via=%s not-inspected=%v; ", m.Destination, m.Class, auditIDs(ac), m.ReadVia, m.NotInspected != "")
+		}
+	}
+	want := map[string]string{
+		"layer-db":    "/app ephemeral ephemeral-data-dir:warn read-via=container-root not-inspected=false; ",
+		"layer-blind": "/ ephemeral mount-not-inspected:warn read-via= not-inspected=true; ",
+		"layer-ro":    "/ ephemeral mount-not-inspected:warn read-via= not-inspected=true; ",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Audit(containers with no writable mount) mismatch (-want +got):\n%s", diff)
+	}
+	db := containerNamed(t, ar, "layer-db")
+	if dbs := db.Report.DataDirs[0].Databases; len(dbs) != 1 || dbs[0].Path != "/app/data.db" || dbs[0].JournalMode != "wal" {
+		t.Errorf("Audit(layer-db) databases %+v, want /app/data.db in wal", dbs)
+	}
+	blind := containerNamed(t, ar, "layer-blind")
+	if why := blind.Mounts[0].NotInspected; !strings.Contains(why, "--pid host") || !strings.Contains(why, "writable layer") {
+		t.Errorf("Audit(layer-blind) not inspected %q, want why (--pid host) and the writable layer", why)
 	}
 }
 

@@ -88,6 +88,11 @@ type Options struct {
 	// mapped to this host through its mounts (docker inspect) and checked
 	// here. Needs the Docker Engine API.
 	Container string
+
+	// oneFilesystem keeps discovery on each path's own filesystem
+	// (sqlitefile.DiscoverOptions.OneFilesystem): audit's walk of a
+	// container's root, whose /proc, /sys and /dev are not data.
+	oneFilesystem bool
 }
 
 // Check classifies each path's filesystem, inspects its databases and
@@ -352,7 +357,7 @@ func searchDatabases(d *DataDir, p string, opts Options, tick func()) {
 		walk = d.Resolved
 	}
 	res, err := sqlitefile.Discover([]string{walk}, sqlitefile.DiscoverOptions{MaxDepth: opts.MaxDepth,
-		SniffMax: opts.SniffMax, SniffTime: opts.SniffTime, Progress: tick})
+		SniffMax: opts.SniffMax, SniffTime: opts.SniffTime, Progress: tick, OneFilesystem: opts.oneFilesystem})
 	if err != nil {
 		d.Errors = append(d.Errors, err.Error())
 		return

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -316,4 +318,53 @@ func TestAuditTmpfs(t *testing.T) {
 		}
 	}
 	t.Errorf("audit: no /cache mount listed for the container on --tmpfs /cache")
+}
+
+// TestAuditWritableLayer: a container of an image the catalogue does not
+// know, with no mount, keeps its database in its writable layer: audit on
+// the engine host reads its root (/proc/PID/root) and lists the directory
+// holding it on no mount, ephemeral-data-dir; a created container with no
+// mount (--all) cannot be read and is listed as "/", not inspected.
+func TestAuditWritableLayer(t *testing.T) {
+	requireDocker(t)
+	id := startApp(t, "-e", "DEMO_INTERVAL=1h", "--entrypoint", "/demoapp", image)
+	waitLog(t, id, "demoapp: pid=")
+	r := docker(t, "create", "--label", label, "--entrypoint", "/demoapp", image)
+	wantCode(t, r, 0)
+	created := strings.TrimSpace(r.stdout)
+	t.Cleanup(func() { docker(t, "rm", "-f", created) })
+
+	pf := filepath.Join(binDir, "preflight")
+	ar := decodeAudit(t, run(t, dockerTimeout, nil, pf, "audit", "--all", "--format", "json"))
+	var got []string
+	for _, c := range ar.Containers {
+		if c.Container.ID != id && c.Container.ID != created {
+			continue
+		}
+		fs := c.Report.findings()
+		for i, m := range c.Mounts {
+			line := fmt.Sprintf("%s %s %s via=%q not-inspected=%v", short(c.Container.ID), m.Destination, m.Class, m.ReadVia, m.NotInspected != "")
+			switch {
+			case c.Container.ID == id:
+				line += fmt.Sprintf(" ephemeral-data-dir=%s dbs=%d", fs["ephemeral-data-dir"], len(c.Report.DataDirs[i].Databases))
+			default:
+				line += fmt.Sprintf(" mount-not-inspected=%s ephemeral-data-dir=%q", fs["mount-not-inspected"], fs["ephemeral-data-dir"])
+			}
+			got = append(got, line)
+		}
+	}
+	want := []string{
+		short(id) + ` /data ephemeral via="container-root" not-inspected=false ephemeral-data-dir=warn dbs=1`,
+		short(created) + ` / ephemeral via="" not-inspected=true mount-not-inspected=warn ephemeral-data-dir=""`,
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("audit --all of containers with no mount:\n got %q\nwant %q", got, want)
+	}
+
+	r = run(t, dockerTimeout, nil, pf, "audit", "--all")
+	wantCode(t, r, exitOf(ar.Verdict))
+	wantContains(t, "audit text", r.stdout, "/data (no mount)")
+	wantContains(t, "audit text", r.stdout, "/: not inspected: the container is not running")
 }

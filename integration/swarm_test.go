@@ -178,3 +178,105 @@ func TestSwarmReplicasOneVolume(t *testing.T) {
 	wantContains(t, "writers json", j.stdout, `"swarm"`)
 	wantContains(t, "writers json", j.stdout, `"update_order": "start-first"`)
 }
+
+// TestAuditSwarmServiceElsewhere: on a one-node swarm, a service with two
+// replicas (start-first updates) on a named volume whose placement
+// constraint no node satisfies has no task here: audit lists it from its
+// spec, its /data not inspected (mount-not-inspected, naming where to
+// run instead), with replicas-on-sqlite-volume and
+// start-first-on-sqlite-volume from the spec alone, in the JSON, the text
+// table and SARIF.
+func TestAuditSwarmServiceElsewhere(t *testing.T) {
+	requireDocker(t)
+	service, vol := "swarm-"+runID+"-away", "swarm-"+runID+"-awayvol"
+	swarmInit(t, service, vol)
+	wantCode(t, docker(t, "volume", "create", "--label", label, vol), 0)
+	wantCode(t, docker(t, "service", "create", "-d", "--name", service, "--label", label, "--replicas", "2",
+		"--constraint", "node.labels.nonexistent==x", "--update-order", "start-first",
+		"--mount", "type=volume,src="+vol+",dst=/data", "--entrypoint", "/demoapp", image), 0)
+	// The orchestrator makes the two tasks, pending: no node matches.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		states := strings.Fields(docker(t, "service", "ps", "--format", "{{.CurrentState}}", service).stdout)
+		if len(states) >= 2 && states[0] == "Pending" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("service %s: tasks not pending after 60s: %q", service, states)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	pf := filepath.Join(binDir, "preflight")
+	r := run(t, dockerTimeout, nil, pf, "audit", "--format", "json")
+	ar := decodeAudit(t, r)
+	var doc struct {
+		Services []struct {
+			Service struct {
+				Name     string `json:"name"`
+				Mode     string `json:"mode"`
+				Replicas int    `json:"replicas"`
+				Mounts   []struct {
+					Type, Name, Destination string
+				} `json:"mounts"`
+				Tasks []struct {
+					Name, State string
+					OtherNode   bool `json:"other_node"`
+				} `json:"tasks"`
+			} `json:"service"`
+			Mounts []struct {
+				Destination  string `json:"destination"`
+				NotInspected string `json:"not_inspected"`
+			} `json:"mounts"`
+			Report  report `json:"report"`
+			Verdict string `json:"verdict"`
+		} `json:"services"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range doc.Services {
+		if s.Service.Name != service {
+			continue
+		}
+		found = true
+		sv := s.Service
+		if sv.Mode != "replicated" || sv.Replicas != 2 || len(sv.Mounts) != 1 || sv.Mounts[0].Name != vol || len(sv.Tasks) != 2 || sv.Tasks[0].State != "pending" {
+			t.Errorf("audit: service %+v, want replicated 2 on volume %s with two pending tasks", sv, vol)
+		}
+		if len(s.Mounts) != 1 || s.Mounts[0].Destination != "/data" {
+			t.Fatalf("audit: service mounts %+v, want /data", s.Mounts)
+		}
+		wantContains(t, "not_inspected", s.Mounts[0].NotInspected, "has no task on this node")
+		fs := s.Report.findings()
+		for _, id := range []string{"mount-not-inspected", "replicas-on-sqlite-volume", "start-first-on-sqlite-volume"} {
+			if fs[id] != "warn" {
+				t.Errorf("audit of service %s: findings %v, want %s warn", service, fs, id)
+			}
+		}
+		if s.Verdict != "warn" {
+			t.Errorf("audit of service %s: verdict %s, want warn", service, s.Verdict)
+		}
+	}
+	if !found {
+		t.Fatalf("audit does not list service %s (no task on this node)\n%s", service, r)
+	}
+	for _, c := range ar.Containers {
+		if strings.HasPrefix(c.Container.Name, service+".") {
+			t.Errorf("audit lists a container %s of a service with no task here", c.Container.Name)
+		}
+	}
+
+	r = run(t, dockerTimeout, nil, pf, "audit")
+	wantCode(t, r, exitOf(ar.Verdict))
+	wantContains(t, "audit text", r.stdout, "swarm/"+service)
+	wantContains(t, "audit text", r.stdout, "/data <- vol:"+vol)
+	wantContains(t, "audit text", r.stdout, "service "+service+" (")
+	wantContains(t, "audit text", r.stdout, ", no task on this node): warn")
+	wantContains(t, "audit text", r.stdout, "docker service scale "+service+"=1")
+	wantContains(t, "audit text", r.stdout, service+".1 on no node yet, pending")
+	r = run(t, dockerTimeout, nil, pf, "audit", "--format", "sarif")
+	wantCode(t, r, exitOf(ar.Verdict))
+	wantContains(t, "audit sarif", r.stdout, "service "+service+": ")
+}

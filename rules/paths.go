@@ -204,6 +204,12 @@ var pathRules = []rule{
 			if s.dir.Mount == nil || !policy.Ephemeral(s.dir.Mount.Class) {
 				return "", "", false
 			}
+			if s.dir.NotInspected != "" && s.dir.Path == "/" {
+				// A container's whole root, listed because it could not
+				// be read: whether it keeps data is unknown
+				// (mount-not-inspected says so).
+				return "", "", false
+			}
 			if s.dir.DBFile && len(s.dir.Databases) == 1 && s.dir.Databases[0].SingleFileMount {
 				return "", "", false // the file is a mount of its own: single-file-bind says what is lost
 			}
@@ -239,6 +245,9 @@ var pathRules = []rule{
 			return fmt.Sprintf("%s was not inspected: %s", s.dir.Path, s.dir.NotInspected), "", true
 		},
 		remedy: func(s subject) []string {
+			if svcs := specServices(s, true); len(svcs) > 0 {
+				return []string{fmt.Sprintf("Run preflight audit on a node running a task of service %s: docker service ps %s lists them.", svcs[0].Name, shell.Quote(svcs[0].Name))}
+			}
 			return []string{"Run the audit where it can read every container: as root on the engine host (sudo preflight audit), or as a container in the host's PID namespace: docker run --rm --pid host --user 0 --cap-add SYS_PTRACE -v /var/run/docker.sock:/var/run/docker.sock:ro ghcr.io/preflight-sqlite/preflight audit"}
 		},
 	},

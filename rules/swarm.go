@@ -50,51 +50,21 @@ var swarmRules = []rule{
 	},
 	{
 		Rule: Rule{ReplicasOnSQLiteVolume, LevelWarn, "a Swarm service (or, in compose, a service's deploy: section) that mounts a data directory read-write runs more than one task at once: replicas above 1 or mode global; every task beyond the first is a second writer on one node, or a second copy of the database on another"}, scope: ScopeDatabase,
-		match: func(s subject) (string, Level, bool) {
-			var who []string
-			for _, svc := range swarmServices(s) {
-				if svc.Mode == docker.ModeGlobal || svc.Mode == docker.ModeReplicated && svc.Replicas > 1 {
-					who = append(who, fmt.Sprintf("service %s (%s; tasks %s) mounts it through %s", svc.Name, modeWhat(svc), taskList(svc.Tasks), mountWhat(svc.Mount)))
-				}
-			}
-			if len(who) == 0 {
-				return "", "", false
-			}
-			return fmt.Sprintf("%s: %s: tasks on one node are concurrent writers (\"database is locked\"), and a task on another node writes that node's own copy of a local volume, or the same file across the network", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
-		},
-		remedy: func(s subject) []string {
-			var out []string
-			for _, svc := range swarmServices(s) {
-				if svc.Mode == docker.ModeGlobal || svc.Mode == docker.ModeReplicated && svc.Replicas > 1 {
-					out = append(out, oneTask(svc))
-				}
-			}
-			return out
-		},
+		match: replicasMatch, remedy: replicasRemedy,
+	},
+	{
+		// A service with no task here (audit): its spec alone shows the
+		// replicas, on a path whose databases could not be read.
+		Rule:  Rule{ReplicasOnSQLiteVolume, LevelWarn, ""},
+		match: replicasMatch, remedy: replicasRemedy,
 	},
 	{
 		Rule: Rule{StartFirstOnSQLiteVolume, LevelWarn, "a Swarm service (or, in compose, a service's deploy: section) that mounts a data directory read-write updates or rolls back start-first: the new task starts beside the old one, two writers during every update"}, scope: ScopeDatabase,
-		match: func(s subject) (string, Level, bool) {
-			var who []string
-			for _, svc := range swarmServices(s) {
-				if o := startFirst(svc.UpdateOrder, svc.RollbackOrder); o != "" {
-					who = append(who, fmt.Sprintf("service %s (%s)", svc.Name, o))
-				}
-			}
-			if len(who) == 0 {
-				return "", "", false
-			}
-			return fmt.Sprintf("%s is mounted by %s: at each update its new task opens the database while the old one still writes it", filepath.Base(s.db.Path), strings.Join(who, "; ")), "", true
-		},
-		remedy: func(s subject) []string {
-			var out []string
-			for _, svc := range swarmServices(s) {
-				if startFirst(svc.UpdateOrder, svc.RollbackOrder) != "" {
-					out = append(out, fmt.Sprintf("Stop the old task first: docker service update --update-order stop-first --rollback-order stop-first %s (order: stop-first under update_config: and rollback_config: in its stack file).", shell.Quote(svc.Name)))
-				}
-			}
-			return out
-		},
+		match: startFirstMatch, remedy: startFirstRemedy,
+	},
+	{
+		Rule:  Rule{StartFirstOnSQLiteVolume, LevelWarn, ""},
+		match: startFirstMatch, remedy: startFirstRemedy,
 	},
 	{
 		Rule: Rule{ServicesNotVisible, LevelInfo, "the engine is a Swarm node whose services and tasks could not be listed (a worker: only managers answer; or a manager behind a socket proxy that denies /services or /tasks): tasks on other nodes that mount the same data are not known; warn when a data directory is on a network or FUSE filesystem, which other nodes may mount too"}, scope: ScopeReport,
@@ -174,6 +144,92 @@ func swarmServices(s subject) []docker.Service {
 	return out
 }
 
+// specServices are, for a data directory that was not inspected (audit
+// of a service with no task here), the Swarm services whose spec mounts
+// it, and with layer those that have it on no mount (their writable
+// layer, Mount unset) too.
+func specServices(s subject, layer bool) []docker.Service {
+	d := s.r.Docker
+	if s.dir.NotInspected == "" || d == nil || d.Swarm == nil {
+		return nil
+	}
+	var out []docker.Service
+	for _, svc := range d.Swarm.Services {
+		if svc.Path == s.dir.Path && (layer || svc.Mount.Type != "") {
+			out = append(out, svc)
+		}
+	}
+	return out
+}
+
+// judgedServices are the services a Swarm rule judges for s, and what
+// they mount: a database's services and its name, or (a data directory,
+// audit of a service with no task here) the services whose spec mounts
+// it and its path.
+func judgedServices(s subject) ([]docker.Service, string) {
+	if s.db != nil {
+		return swarmServices(s), filepath.Base(s.db.Path)
+	}
+	return specServices(s, false), s.dir.Path + " (not inspected)"
+}
+
+// replicasMatch is replicas-on-sqlite-volume over judgedServices.
+func replicasMatch(s subject) (string, Level, bool) {
+	services, what := judgedServices(s)
+	var who []string
+	for _, svc := range services {
+		if manyTasks(svc) {
+			who = append(who, fmt.Sprintf("service %s (%s; tasks %s) mounts it through %s", svc.Name, modeWhat(svc), TaskList(svc.Tasks), mountWhat(svc.Mount)))
+		}
+	}
+	if len(who) == 0 {
+		return "", "", false
+	}
+	return fmt.Sprintf("%s: %s: tasks on one node are concurrent writers (\"database is locked\"), and a task on another node writes that node's own copy of a local volume, or the same file across the network", what, strings.Join(who, "; ")), "", true
+}
+
+func replicasRemedy(s subject) []string {
+	services, _ := judgedServices(s)
+	var out []string
+	for _, svc := range services {
+		if manyTasks(svc) {
+			out = append(out, oneTask(svc))
+		}
+	}
+	return out
+}
+
+// manyTasks reports whether svc runs more than one task at once.
+func manyTasks(svc docker.Service) bool {
+	return svc.Mode == docker.ModeGlobal || svc.Mode == docker.ModeReplicated && svc.Replicas > 1
+}
+
+// startFirstMatch is start-first-on-sqlite-volume over judgedServices.
+func startFirstMatch(s subject) (string, Level, bool) {
+	services, what := judgedServices(s)
+	var who []string
+	for _, svc := range services {
+		if o := startFirst(svc.UpdateOrder, svc.RollbackOrder); o != "" {
+			who = append(who, fmt.Sprintf("service %s (%s)", svc.Name, o))
+		}
+	}
+	if len(who) == 0 {
+		return "", "", false
+	}
+	return fmt.Sprintf("%s is mounted by %s: at each update its new task opens the database while the old one still writes it", what, strings.Join(who, "; ")), "", true
+}
+
+func startFirstRemedy(s subject) []string {
+	services, _ := judgedServices(s)
+	var out []string
+	for _, svc := range services {
+		if startFirst(svc.UpdateOrder, svc.RollbackOrder) != "" {
+			out = append(out, fmt.Sprintf("Stop the old task first: docker service update --update-order stop-first --rollback-order stop-first %s (order: stop-first under update_config: and rollback_config: in its stack file).", shell.Quote(svc.Name)))
+		}
+	}
+	return out
+}
+
 // remoteTasks are svc's tasks on other nodes that reach the same data:
 // svc's mount is shared storage, or the data is on a network or FUSE
 // filesystem here (a bind of a path every node mounts from one server).
@@ -227,15 +283,19 @@ func modeWhat(svc docker.Service) string {
 	return fmt.Sprintf("%d replicas", svc.Replicas)
 }
 
-// taskList names tasks with their node, "none running" when empty.
-func taskList(ts []docker.Task) string {
+// TaskList names tasks with their node and state, "none running" when
+// empty.
+func TaskList(ts []docker.Task) string {
 	if len(ts) == 0 {
 		return "none running"
 	}
 	var out []string
 	for _, t := range ts {
 		where := "this node"
-		if t.OtherNode {
+		switch {
+		case t.NodeID == "":
+			where = "no node yet" // pending: no node satisfies its constraints, or none has room
+		case t.OtherNode:
 			where = "node " + nodeName(t)
 		}
 		out = append(out, fmt.Sprintf("%s on %s, %s", t.Name, where, t.State))

@@ -92,16 +92,20 @@ func (c *AuditCmd) Run(g *Globals) error {
 	return nil
 }
 
-// renderAuditText writes the table (one row per mount holding SQLite
-// data), then each container's findings with their remedies.
-func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
-	var b strings.Builder
-	if e := ar.Engine; e != nil {
-		fmt.Fprintf(&b, "engine: %s %s (API %s) at %s\n", e.Kind, e.Version, e.APIVersion, ar.Endpoint.Host)
-	}
-	fmt.Fprintf(&b, "seen from: %s\n\n", seenFrom(ar))
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONTAINER\tPROJECT/SERVICE\tIMAGE\tMOUNT\tCLASS\tDATABASES\tVERDICT\tFIRST FINDING")
+// auditEntry is one row group of the audit's outputs: a container, or a
+// Swarm service with no container here.
+type auditEntry struct {
+	name, svc, image string // the table's first three columns
+	title            string // the findings' heading: "NAME (IMAGE)"
+	prefix           string // SARIF messages start with it
+	mounts           []preflight.AuditMount
+	report           *preflight.Report
+	verdict          preflight.Verdict
+}
+
+// auditEntries are ar's containers, then its services.
+func auditEntries(ar *preflight.AuditReport) []auditEntry {
+	var out []auditEntry
 	for _, ac := range ar.Containers {
 		ct := ac.Container
 		svc := "-"
@@ -111,36 +115,61 @@ func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
 		case ct.SwarmService != "":
 			svc = "swarm/" + ct.SwarmService
 		}
+		out = append(out, auditEntry{name: ct.Name, svc: svc, image: ct.Image, title: oneLine(ct.Name) + " (" + oneLine(ct.Image) + ")",
+			prefix: "container " + ct.Name + ": ", mounts: ac.Mounts, report: ac.Report, verdict: ac.Verdict})
+	}
+	for _, as := range ar.Services {
+		s := as.Service
+		out = append(out, auditEntry{name: "-", svc: "swarm/" + s.Name, image: s.Image,
+			title:  "service " + oneLine(s.Name) + " (" + oneLine(s.Image) + ", no task on this node)",
+			prefix: "service " + s.Name + ": ", mounts: as.Mounts, report: as.Report, verdict: as.Verdict})
+	}
+	return out
+}
+
+// renderAuditText writes the table (one row per mount holding SQLite
+// data), then each container's and service's findings with their
+// remedies.
+func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
+	var b strings.Builder
+	if e := ar.Engine; e != nil {
+		fmt.Fprintf(&b, "engine: %s %s (API %s) at %s\n", e.Kind, e.Version, e.APIVersion, ar.Endpoint.Host)
+	}
+	fmt.Fprintf(&b, "seen from: %s\n\n", seenFrom(ar))
+	entries := auditEntries(ar)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONTAINER\tPROJECT/SERVICE\tIMAGE\tMOUNT\tCLASS\tDATABASES\tVERDICT\tFIRST FINDING")
+	for _, e := range entries {
 		first := "-"
-		for _, f := range ac.Report.Findings {
+		for _, f := range e.report.Findings {
 			if f.Level != preflight.LevelInfo {
 				first = string(f.ID)
 				break
 			}
 		}
-		for i, m := range ac.Mounts {
-			d := ac.Report.DataDirs[i]
+		for i, m := range e.mounts {
+			d := e.report.DataDirs[i]
 			class := string(m.Class)
 			if class == "" {
 				class = "unknown"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(ct.Name), cell(svc), cell(ct.Image),
-				cell(mountLabel(m)), class, cell(auditDatabases(m, d)), ac.Verdict, first)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(e.name), cell(e.svc), cell(e.image),
+				cell(mountLabel(m)), class, cell(auditDatabases(m, d)), e.verdict, first)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, ac := range ar.Containers {
+	for _, e := range entries {
 		var nb strings.Builder
-		for _, m := range ac.Mounts {
+		for _, m := range e.mounts {
 			if m.NotInspected != "" {
 				fmt.Fprintf(&nb, "  %s: not inspected: %s\n", oneLine(m.Destination), oneLine(m.NotInspected))
 			}
 		}
 		var fb strings.Builder
 		var fs []preflight.Finding
-		for _, f := range ac.Report.Findings {
+		for _, f := range e.report.Findings {
 			if f.Level != preflight.LevelInfo || f.Ignored {
 				fs = append(fs, f)
 			}
@@ -149,11 +178,15 @@ func renderAuditText(w io.Writer, ar *preflight.AuditReport) error {
 		if nb.Len() == 0 && len(fs) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s (%s): %s\n", oneLine(ac.Container.Name), oneLine(ac.Container.Image), ac.Verdict)
+		fmt.Fprintf(&b, "\n%s: %s\n", e.title, e.verdict)
 		b.WriteString(nb.String())
 		b.WriteString(strings.TrimPrefix(fb.String(), "\n"))
 	}
-	fmt.Fprintf(&b, "\n%s in %s; verdict: %s\n", count(mountsOf(ar), "mount with SQLite data", "mounts with SQLite data"), count(len(ar.Containers), "container", "containers"), ar.Verdict)
+	where := count(len(ar.Containers), "container", "containers")
+	if len(ar.Services) > 0 {
+		where += " and " + count(len(ar.Services), "Swarm service", "Swarm services") + " with no task here"
+	}
+	fmt.Fprintf(&b, "\n%s in %s; verdict: %s\n", count(mountsOf(ar), "mount with SQLite data", "mounts with SQLite data"), where, ar.Verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -187,8 +220,8 @@ func seenFrom(ar *preflight.AuditReport) string {
 
 func mountsOf(ar *preflight.AuditReport) int {
 	n := 0
-	for _, ac := range ar.Containers {
-		n += len(ac.Mounts)
+	for _, e := range auditEntries(ar) {
+		n += len(e.mounts)
 	}
 	return n
 }
@@ -235,16 +268,16 @@ func auditDatabases(m preflight.AuditMount, d preflight.DataDir) string {
 	return strings.Join(parts, ", ")
 }
 
-// renderAuditSARIF writes every container's findings as one SARIF run:
-// each message starts with the container's name, and points at the path
-// the finding is about.
+// renderAuditSARIF writes every container's and service's findings as one
+// SARIF run: each message starts with the container's (or service's)
+// name, and points at the path the finding is about.
 func renderAuditSARIF(w io.Writer, ar *preflight.AuditReport) error {
 	merged := &preflight.Report{Verdict: ar.Verdict, Findings: []preflight.Finding{}}
-	for _, ac := range ar.Containers {
-		for _, f := range ac.Report.Findings {
-			f.Message = "container " + ac.Container.Name + ": " + f.Message
-			if f.Path == "" && len(ac.Report.DataDirs) > 0 {
-				f.Path = ac.Report.DataDirs[0].Path
+	for _, e := range auditEntries(ar) {
+		for _, f := range e.report.Findings {
+			f.Message = e.prefix + f.Message
+			if f.Path == "" && len(e.report.DataDirs) > 0 {
+				f.Path = e.report.DataDirs[0].Path
 			}
 			merged.Findings = append(merged.Findings, f)
 		}

@@ -254,3 +254,38 @@ func TestAuditLongLabel(t *testing.T) {
 	js, _, _ := runMain(t, "audit", "--format", "json")
 	wantIn(t, "audit --format json", js, long)
 }
+
+// TestAuditSwarmElsewhere: on a Swarm manager whose service (the captured
+// swarm-capture, two replicas, start-first) has no container on this
+// engine, audit lists it from its spec: the JSON validates against the
+// schema, the text and SARIF name the service.
+func TestAuditSwarmElsewhere(t *testing.T) {
+	mp := filepath.Join(t.TempDir(), "volumes", "swarm-capture-vol", "_data")
+	if err := os.MkdirAll(mp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	answers := fakeengine.SwarmAnswers(t, filepath.Join("..", "..", "probe", "docker", "testdata", "swarm"), mp,
+		fakeengine.SwarmCase{Info: "info-manager.json", Services: "services.json", Tasks: "tasks-two-nodes.json", Nodes: "nodes-two-nodes.json"})
+	answers["/v1.41/containers/json"] = "[]"
+	t.Setenv("DOCKER_HOST", fakeengine.Start(t, answers).Host)
+	out, stderr, code := runMain(t, "audit", "--format", "json")
+	if code != exitWarn {
+		t.Fatalf("audit --format json: exit %d, want %d\n%s%s", code, exitWarn, out, stderr)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("decode audit JSON: %v\n%s", err, out)
+	}
+	if err := loadAuditSchema(t).Validate(inst); err != nil {
+		t.Errorf("audit --format json does not validate against %s: %v\n%s", auditSchemaPath, err, out)
+	}
+	wantIn(t, "audit JSON", out, `"name": "swarm-capture"`)
+	out, _, _ = runMain(t, "audit")
+	wantIn(t, "audit text", out, "swarm/swarm-capture")
+	wantIn(t, "audit text", out, "\nservice swarm-capture (")
+	wantIn(t, "audit text", out, ", no task on this node): warn\n")
+	wantIn(t, "audit text", out, "WARN replicas-on-sqlite-volume: /data (not inspected): service swarm-capture (2 replicas;")
+	wantIn(t, "audit text", out, "in 0 containers and 1 Swarm service with no task here; verdict: warn")
+	out, _, _ = runMain(t, "audit", "--format", "sarif")
+	wantIn(t, "audit sarif", out, "service swarm-capture: ")
+}

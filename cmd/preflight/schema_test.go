@@ -13,6 +13,7 @@ import (
 	"github.com/preflight-sqlite/preflight"
 	"github.com/preflight-sqlite/preflight/internal/testdb"
 	"github.com/preflight-sqlite/preflight/policy"
+	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 	reportpkg "github.com/preflight-sqlite/preflight/report"
 	"github.com/preflight-sqlite/preflight/rules"
@@ -206,6 +207,22 @@ func auditSchema() []byte {
 			"container": object([]string{"id", "name", "image", "state", "mounts"}, map[string]any{
 				"id": str, "name": str, "image": str, "state": str, "compose_project": str, "compose_service": str,
 				"swarm_service": str, "pid": map[string]any{"type": "integer"}, "mounts": map[string]any{"type": []string{"array", "null"}},
+			}),
+			"app":     str,
+			"mounts":  map[string]any{"type": "array", "items": mount},
+			"report":  map[string]any{"$ref": rules.DocsURL + reportSchemaPath},
+			"verdict": verdict,
+		})},
+		"services": map[string]any{"type": "array", "items": object([]string{"service", "mounts", "report", "verdict"}, map[string]any{
+			"service": object([]string{"id", "name", "mode", "replicas", "update_order", "rollback_order", "image", "mounts", "tasks"}, map[string]any{
+				"id": str, "name": str, "stack": str, "image": str,
+				"mode":         map[string]any{"enum": []any{docker.ModeReplicated, docker.ModeGlobal, docker.ModeReplicatedJob, docker.ModeGlobalJob}},
+				"replicas":     map[string]any{"type": "integer", "minimum": 0},
+				"update_order": str, "rollback_order": str,
+				"mounts": map[string]any{"type": "array", "items": object([]string{"type", "destination", "rw", "shared"}, map[string]any{
+					"type": str, "name": str, "source": str, "destination": str, "driver": str, "rw": boolean, "shared": boolean})},
+				"tasks": map[string]any{"type": "array", "items": object([]string{"id", "name", "node_id", "other_node", "state", "desired_state"}, map[string]any{
+					"id": str, "name": str, "node_id": str, "node": str, "other_node": boolean, "state": str, "desired_state": str})},
 			}),
 			"app":     str,
 			"mounts":  map[string]any{"type": "array", "items": mount},

@@ -305,3 +305,92 @@ func taskOf(name string, t swarm.Task, hosts map[string]string, node, selfID str
 	}
 	return task
 }
+
+// SpecService is a Swarm service as its spec describes it, for a service
+// none of whose tasks is a container this engine lists: its tasks run on
+// other nodes, or none runs (a placement constraint no node satisfies).
+type SpecService struct {
+	// ID, Name, Stack, Mode, Replicas, UpdateOrder, RollbackOrder and
+	// Tasks (its live tasks) are as in Service.
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Stack         string `json:"stack,omitempty"`
+	Mode          string `json:"mode"`
+	Replicas      uint64 `json:"replicas"`
+	UpdateOrder   string `json:"update_order"`
+	RollbackOrder string `json:"rollback_order"`
+	Tasks         []Task `json:"tasks"`
+	// Image is its task template's image.
+	Image string `json:"image"`
+	// Mounts are its task template's mounts (Source of a local volume is
+	// this node's mountpoint of a volume of that name, when there is one).
+	Mounts []SpecMount `json:"mounts"`
+}
+
+// SpecMount is one mount of a SpecService's task template.
+type SpecMount struct {
+	MountRef
+	// Shared is as in Service.Shared.
+	Shared bool `json:"shared"`
+}
+
+// ServicesElsewhere lists, on a manager whose services and tasks were
+// listed, each service none of whose tasks is a container of
+// inv.Containers, by name; nil elsewhere. Only the inventory's answers are
+// read: no request is made.
+func (inv *Inventory) ServicesElsewhere() []SpecService {
+	if inv.Swarm == nil || !inv.Swarm.ServicesVisible {
+		return nil
+	}
+	here := map[string]bool{}
+	for _, c := range inv.Containers {
+		if c.SwarmService != "" {
+			here[c.SwarmService] = true
+		}
+	}
+	byService := map[string][]swarm.Task{}
+	for _, t := range inv.sl.tasks {
+		if liveTask(t.Status.State) {
+			byService[t.ServiceID] = append(byService[t.ServiceID], t)
+		}
+	}
+	// By name, as matchServices sorts them.
+	slices.SortFunc(inv.sl.services, func(a, b swarm.Service) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
+	var out []SpecService
+	for i := range inv.sl.services {
+		s := &inv.sl.services[i]
+		if here[s.Spec.Name] {
+			continue
+		}
+		svc := serviceOf(s)
+		ss := SpecService{ID: svc.ID, Name: svc.Name, Stack: svc.Stack, Mode: svc.Mode, Replicas: svc.Replicas,
+			UpdateOrder: svc.UpdateOrder, RollbackOrder: svc.RollbackOrder, Tasks: svc.Tasks, Mounts: []SpecMount{}}
+		for _, tk := range byService[s.ID] {
+			ss.Tasks = append(ss.Tasks, taskOf(s.Spec.Name, tk, inv.sl.hosts, inv.Swarm.NodeID, ""))
+		}
+		slices.SortFunc(ss.Tasks, func(a, b Task) int { return strings.Compare(a.Name, b.Name) })
+		if cs := s.Spec.TaskTemplate.ContainerSpec; cs != nil {
+			ss.Image = cs.Image
+			for _, mp := range cs.Mounts {
+				m, shared := serviceMount(mp, inv.vf)
+				ss.Mounts = append(ss.Mounts, SpecMount{MountRef: m, Shared: shared})
+			}
+		}
+		out = append(out, ss)
+	}
+	return out
+}
+
+// Service is s as a Service that reaches path through m (Relation as
+// Writer.Relation; m's zero value for a path on no mount), for the rules.
+func (s SpecService) Service(m MountRef, shared bool, path string) Service {
+	svc := Service{ID: s.ID, Name: s.Name, Stack: s.Stack, Mode: s.Mode, Replicas: s.Replicas, UpdateOrder: s.UpdateOrder,
+		RollbackOrder: s.RollbackOrder, Tasks: s.Tasks, Mount: m, Path: path, Shared: shared}
+	switch m.Type {
+	case MountVolume:
+		svc.Relation = SameVolume
+	case MountBind:
+		svc.Relation = SameBindSource
+	}
+	return svc
+}

@@ -57,6 +57,12 @@ type DiscoverOptions struct {
 	// caller can tell a slow filesystem from one that stopped answering.
 	// It is called from the goroutine that runs Discover.
 	Progress func()
+	// OneFilesystem keeps the walk on the filesystem of each element of
+	// dirs, as find -xdev does: a directory on another device (a mount
+	// below it: /proc, /sys, /dev of a container's root) is not read.
+	// Files are looked at wherever they are (overlayfs may give them the
+	// device of the layer they come from).
+	OneFilesystem bool
 }
 
 // Result is what Discover found.
@@ -127,6 +133,7 @@ func Discover(dirs []string, opts DiscoverOptions) (Result, error) {
 		files:    make(map[fileKey]bool),
 		dirs:     make(map[fileKey]int),
 		progress: opts.Progress,
+		oneFS:    opts.OneFilesystem,
 	}
 	if w.maxDepth < 1 {
 		w.maxDepth = DefaultMaxDepth
@@ -176,6 +183,7 @@ type walker struct {
 	res      Result
 	orphans  map[string]bool // missing databases listed for their -wal
 	progress func()
+	oneFS    bool // OneFilesystem
 
 	// sniffing is the budget left for the current element of dirs.
 	sniffing budget
@@ -225,6 +233,7 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 		depth int // depth of the directory; its entries are at depth+1
 	}
 	queue := []dir{{root, rootInfo, 0}}
+	rootKey := keyOf(root, rootInfo)
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
@@ -277,6 +286,8 @@ func (w *walker) walk(root string, rootInfo fs.FileInfo) error {
 			switch {
 			case fi.IsDir() && strings.Contains(name, BackupDirMarker):
 				// preflight convert's backups: copies, not databases in use.
+			case fi.IsDir() && w.oneFS && keyOf(p, fi).dev != rootKey.dev:
+				// Another filesystem mounted below the root: not walked.
 			case fi.IsDir():
 				if d.depth+2 <= w.maxDepth {
 					queue = append(queue, dir{p, fi, d.depth + 1})

@@ -460,3 +460,39 @@ func TestDiscoverSniffBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverOneFilesystem: with OneFilesystem a directory on another
+// device (here a symlink to a directory under /dev/shm, a tmpfs) is not
+// walked, as find -xdev; a database beside it on the root's filesystem is
+// found either way.
+func TestDiscoverOneFilesystem(t *testing.T) {
+	root := t.TempDir()
+	other, err := os.MkdirTemp("/dev/shm", "discover-onefs-")
+	if err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	var rs, os2 syscall.Stat_t
+	if syscall.Stat(root, &rs) != nil || syscall.Stat(other, &os2) != nil || rs.Dev == os2.Dev {
+		t.Skipf("%s and %s are on one device", root, other)
+	}
+	writeFile(t, filepath.Join(root, "app", "a.db"), realDB(t, "wal"))
+	writeFile(t, filepath.Join(other, "b.db"), realDB(t, "wal"))
+	symlink(t, other, filepath.Join(root, "shm"))
+	for _, tt := range []struct {
+		one  bool
+		want []string
+	}{{false, []string{"app/a.db", "shm/b.db"}}, {true, []string{"app/a.db"}}} {
+		res, err := sqlitefile.Discover([]string{root}, sqlitefile.DiscoverOptions{OneFilesystem: tt.one})
+		if err != nil {
+			t.Fatalf("Discover(OneFilesystem %v): %v", tt.one, err)
+		}
+		var got []string
+		for _, f := range summarize(t, root, res.Databases) {
+			got = append(got, f.Path)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Discover(OneFilesystem %v) mismatch (-want +got):\n%s", tt.one, diff)
+		}
+	}
+}
