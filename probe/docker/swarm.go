@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -183,7 +184,8 @@ func matchServices(services []swarm.Service, tasks []swarm.Task, hosts map[strin
 			byService[t.ServiceID] = append(byService[t.ServiceID], t)
 		}
 	}
-	slices.SortFunc(services, func(a, b swarm.Service) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
+	// sort.Slice, not slices.SortFunc: each struct type sorted generically gets its own copy of the sort (about 11 KB of binary).
+	sort.Slice(services, func(i, j int) bool { return services[i].Spec.Name < services[j].Spec.Name })
 	out := []Service{}
 	for _, t := range targets {
 		for i := range services {
@@ -205,7 +207,7 @@ func matchServices(services []swarm.Service, tasks []swarm.Task, hosts map[strin
 					svc.Own = svc.Own || task.Self
 					svc.Tasks = append(svc.Tasks, task)
 				}
-				slices.SortFunc(svc.Tasks, func(a, b Task) int { return strings.Compare(a.Name, b.Name) })
+				sort.Slice(svc.Tasks, func(i, j int) bool { return svc.Tasks[i].Name < svc.Tasks[j].Name })
 				out = append(out, svc)
 				break
 			}
@@ -355,7 +357,7 @@ func (inv *Inventory) ServicesElsewhere() []SpecService {
 		}
 	}
 	// By name, as matchServices sorts them.
-	slices.SortFunc(inv.sl.services, func(a, b swarm.Service) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
+	sort.Slice(inv.sl.services, func(i, j int) bool { return inv.sl.services[i].Spec.Name < inv.sl.services[j].Spec.Name })
 	var out []SpecService
 	for i := range inv.sl.services {
 		s := &inv.sl.services[i]
@@ -368,7 +370,7 @@ func (inv *Inventory) ServicesElsewhere() []SpecService {
 		for _, tk := range byService[s.ID] {
 			ss.Tasks = append(ss.Tasks, taskOf(s.Spec.Name, tk, inv.sl.hosts, inv.Swarm.NodeID, ""))
 		}
-		slices.SortFunc(ss.Tasks, func(a, b Task) int { return strings.Compare(a.Name, b.Name) })
+		sort.Slice(ss.Tasks, func(i, j int) bool { return ss.Tasks[i].Name < ss.Tasks[j].Name })
 		if cs := s.Spec.TaskTemplate.ContainerSpec; cs != nil {
 			ss.Image = cs.Image
 			for _, mp := range cs.Mounts {

@@ -1,12 +1,12 @@
 package locks
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -165,14 +165,14 @@ func fromProcLocks(ls []Lock, ids map[string]unix.Stat_t, procRoot string) []Loc
 // sortLocks puts ls in Result.Locks's order: database ranges first, each
 // file in byte order (stable: the kernel's answer before /proc/locks's).
 func sortLocks(ls []Lock) []Lock {
-	slices.SortStableFunc(ls, func(a, b Lock) int {
+	// sort.SliceStable, not slices.SortStableFunc: a generic sort of a
+	// struct type is its own copy of the sort in the binary.
+	sort.SliceStable(ls, func(i, j int) bool {
+		a, b := ls[i], ls[j]
 		if a.File != b.File {
-			if a.File == "db" {
-				return -1
-			}
-			return 1
+			return a.File == "db"
 		}
-		return cmp.Compare(a.Start, b.Start)
+		return a.Start < b.Start
 	})
 	return ls
 }

@@ -1,10 +1,9 @@
 package locks
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
+	"sort"
 	"time"
 )
 
@@ -150,5 +149,5 @@ func holdKeys(ls []Lock) []holdKey {
 }
 
 func sortHolds(hs []Hold) {
-	slices.SortStableFunc(hs, func(a, b Hold) int { return cmp.Compare(b.Longest, a.Longest) })
+	sort.SliceStable(hs, func(i, j int) bool { return hs[i].Longest > hs[j].Longest })
 }
