@@ -837,15 +837,17 @@ func TestWriterSharedNetworkNamespace(t *testing.T) {
 	vol := volume(t)
 	nameA := containerName(t, "a")
 	idA := startWriter(t, "--name", nameA, "-v", vol+":/data")
+	// --docker-timeout 20s: finding itself inspects every container that
+	// joined a network namespace, which a loaded engine answers slowly.
 	rep := decodeWReport(t, dockerRun(t, "--user", "0", "-v", dockerSocket+":"+dockerSocket,
 		"-v", vol+":/data", "--network", "container:"+idA,
-		"--entrypoint", "/preflight", image, "check", "--format", "json", "/data"), 0)
+		"--entrypoint", "/preflight", image, "check", "--docker-timeout", "20s", "--format", "json", "/data"), 0)
 	d := rep.Docker
 	if d == nil || d.Status != "ran" {
 		t.Fatalf("docker = %+v, want status ran\n%s", d, rep.raw)
 	}
 	if d.Self == nil || d.Self.Name == nameA {
-		t.Errorf("docker.self = %+v (how %q), want this checking container, not %s whose network it shares", d.Self, d.SelfHow, nameA)
+		t.Errorf("docker.self = %+v (how %q), want this checking container, not %s whose network it shares\n%s", d.Self, d.SelfHow, nameA, rep.raw)
 	}
 	cs := rep.db(t, "/data/app.db").writersOf("container")
 	if len(cs) != 1 || cs[0].Container == nil || cs[0].Container.Name != nameA {
@@ -857,7 +859,7 @@ func TestWriterSharedNetworkNamespace(t *testing.T) {
 	idB := startApp(t, "--name", nameB, "--user", "0", "--network", "container:"+idA, "-e", "DATA_DIR=/", "-e", "DEMO_INTERVAL=1h", "--entrypoint", "/demoapp", image)
 	rep = decodeWReport(t, dockerRun(t, "--user", "0", "-v", dockerSocket+":"+dockerSocket,
 		"-v", vol+":/data", "--network", "container:"+idB,
-		"--entrypoint", "/preflight", image, "check", "--format", "json", "/data"), 0)
+		"--entrypoint", "/preflight", image, "check", "--docker-timeout", "20s", "--format", "json", "/data"), 0)
 	if d := rep.Docker; d == nil || d.Self == nil || d.Self.Name == nameA || d.Self.Name == nameB {
 		t.Errorf("chain: docker = %+v, want this checking container as self", d)
 	}

@@ -588,8 +588,12 @@ func (c *conn) joinedSelf(ctx context.Context, id, upperDir string) (*Container,
 			continue // only a container that joined a network namespace, directly or through a chain
 		}
 		r, err := c.cli.ContainerInspect(ctx, s.ID, client.ContainerInspectOptions{})
+		if ctx.Err() != nil {
+			// Out of time: say so, rather than that no container is ours.
+			return nil, "", fmt.Errorf("find own container among those in another's network namespace: %w", context.Cause(ctx))
+		}
 		if err != nil {
-			continue
+			continue // gone since the list
 		}
 		if upperDirOf(&r.Container) == upperDir {
 			return fromInspect(&r.Container), "mountinfo, network namespace of " + short(id), nil
