@@ -252,7 +252,7 @@ func declaredDirs(s types.ServiceConfig, dataDirFlags []string, env map[string]s
 			dirs.add(p, Declared, RuleLabel, "label "+LabelDataDir+"="+l, nil)
 		}
 	}
-	for _, p := range preflightRunDirs(append(append([]string{}, s.Entrypoint...), s.Command...)) {
+	for _, p := range PreflightRunDirs(append(append([]string{}, s.Entrypoint...), s.Command...)) {
 		dirs.add(p, Declared, RulePreflightRun, "the service runs preflight run --data-dir "+p, nil)
 	}
 	if v := env["PREFLIGHT_DATA_DIR"]; v != "" {
@@ -500,9 +500,11 @@ func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
-// preflightRunDirs returns the --data-dir values of a `preflight run`
-// command line.
-func preflightRunDirs(args []string) []string {
+// PreflightRunDirs returns the --data-dir values (each a
+// comma-separated list, as preflight run reads them) of every `preflight
+// run` in the command line args (an argument whose base name is preflight,
+// then run), up to its "--"; nil when there is none.
+func PreflightRunDirs(args []string) []string {
 	var out []string
 	seen := false
 	for i := 0; i < len(args); i++ {

@@ -186,6 +186,10 @@ type Mount struct {
 	SQLite bool   `json:"sqlite"`
 	App    string `json:"app,omitempty"`
 	Why    string `json:"why,omitempty"`
+	// Declared is set when a container declares the data itself: it runs
+	// preflight run --data-dir, or sets PREFLIGHT_DATA_DIR, at or above
+	// the mount (whatever its image; App is then empty).
+	Declared bool `json:"declared,omitempty"`
 	// OtherEngine says why a catalogued application's data directory
 	// holds no SQLite data: the environment setting that moves it to
 	// another database engine, and where it was read ("homebox uses

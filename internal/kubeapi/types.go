@@ -104,6 +104,8 @@ type PodStatus struct {
 type Container struct {
 	Name         string        `json:"name"`
 	Image        string        `json:"image,omitempty"`
+	Command      []string      `json:"command,omitempty"`
+	Args         []string      `json:"args,omitempty"`
 	Env          []EnvVar      `json:"env,omitempty"`
 	EnvFrom      []EnvFrom     `json:"envFrom,omitempty"`
 	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
