@@ -156,6 +156,9 @@ func TestKubeAudit(t *testing.T) {
 			if f.ID == "live-pods-on-sqlite-claim" && !(strings.HasPrefix(f.Message, "2 pods of vault/deployment/vaultwarden") && strings.Contains(f.Message, "vaultwarden-6d4f-0 on node-a") && strings.Contains(f.Message, "vaultwarden-6d4f-1 on node-b") && strings.Contains(f.Message, "PersistentVolume nas-vw")) {
 				t.Errorf("live-pods-on-sqlite-claim = %q, want both pods, their nodes and the claim's PersistentVolume", f.Message)
 			}
+			if f.ID == "live-pods-on-sqlite-claim" && (len(f.Remedy) == 0 || !strings.Contains(f.Remedy[0], "kubectl scale -n vault deployment/vaultwarden --replicas=1,")) {
+				t.Errorf("live-pods-on-sqlite-claim remedy = %q, want the kubectl scale line of the Deployment", f.Remedy)
+			}
 			if f.ID == "replicas-on-sqlite-claim" && (f.Patch == nil || !strings.Contains(f.Patch.Command, "kubectl patch deployment vaultwarden -n vault --type merge")) {
 				t.Errorf("replicas-on-sqlite-claim patch = %+v, want kubectl patch of the live deployment", f.Patch)
 			}
@@ -176,6 +179,12 @@ func TestKubeAudit(t *testing.T) {
 	slices.Sort(gotLint)
 	if d := cmp.Diff(wantLint, gotLint); d != "" {
 		t.Errorf("CheckKube of the same objects (-audit without live +lint):\n%s", d)
+	}
+	// The ClusterRole may get namespaces: -n of one that does not exist
+	// is told apart from one where all is well.
+	_, cl, err := audit(kubeconfig("audit", tok), "quiet", "no-such")
+	if err != nil || len(cl.Denied) > 0 || !slices.Equal(cl.MissingNamespaces, []string{"no-such"}) {
+		t.Errorf("AuditKube -n quiet -n no-such as app/preflight-audit: %v, denied %v, missing namespaces %q; want no-such missing and nothing refused", err, cl.Denied, cl.MissingNamespaces)
 	}
 	r, _, err := audit(kubeconfig("admin", c.AdminToken), "quiet")
 	if err != nil || len(r.Findings) != 0 || len(r.Manifests.Workloads) != 1 {

@@ -148,12 +148,16 @@ var manifestRules = []rule{
 			if len(nodes) > 1 {
 				lvl = LevelError
 			}
-			return fmt.Sprintf("%d pods of %s run now and mount claim %s (%s; %s) read-write: %s; %d nodes, each a writer of the database",
-				len(pods), w.Key(), c.Key(), kubeClaimWhere(c), s.km.Why, strings.Join(pods, ", "), len(nodes)), lvl, true
+			on := fmt.Sprintf("%s, each a writer of the database", count(len(nodes), "node", "nodes"))
+			if len(nodes) == 1 {
+				on = "1 node, whose kernel their locks share: two writers of the database"
+			}
+			return fmt.Sprintf("%d pods of %s run now and mount claim %s (%s; %s) read-write: %s; %s",
+				len(pods), w.Key(), c.Key(), kubeClaimWhere(c), s.km.Why, strings.Join(pods, ", "), on), lvl, true
 		},
 		remedy: func(s subject) []string {
 			return []string{
-				"Scale the workload to one pod now (kubectl scale --replicas=1, or the patches of the findings beside this one), then give the claim ReadWriteOncePod so that a second pod cannot mount it; check the database with preflight check --deep once one pod is left.",
+				onePodNow(kubeWorkload(s)) + ", then give the claim ReadWriteOncePod so that a second pod cannot mount it; check the database with preflight check --deep once one pod is left.",
 			}
 		},
 	},
@@ -249,6 +253,27 @@ func kubeManyWriters(w *manifest.Workload) string {
 		return "has concurrencyPolicy " + w.Strategy + " (a run may start while the last one goes on)"
 	}
 	return ""
+}
+
+// onePodNow is the command that leaves the workload's pods that run now
+// at one: kubectl scale for the kinds with a scale subresource, a
+// parallelism patch for a Job or a CronJob's jobs (the running Jobs of a
+// CronJob go on: delete all but one).
+func onePodNow(w *manifest.Workload) string {
+	ns := ""
+	if w.Namespace != "" {
+		ns = " -n " + shell.Quote(w.Namespace)
+	}
+	obj := shell.Quote(strings.ToLower(w.Kind) + "/" + w.Name)
+	switch w.Kind {
+	case manifest.KindJob:
+		return fmt.Sprintf("Run one pod now: kubectl patch%s %s --type merge -p %s", ns, obj, shell.Quote(`{"spec":{"parallelism":1}}`))
+	case manifest.KindCronJob:
+		return fmt.Sprintf("Start no more runs beside the last: kubectl patch%s %s --type merge -p %s, and delete all but one of its running Jobs (kubectl get jobs%s)", ns, obj, shell.Quote(`{"spec":{"concurrencyPolicy":"Forbid","jobTemplate":{"spec":{"parallelism":1}}}}`), ns)
+	case manifest.KindDaemonSet, manifest.KindPod:
+		return fmt.Sprintf("Stop all but one of its pods now (a %s cannot be scaled: run the application as a Deployment with replicas: 1)", w.Kind)
+	}
+	return fmt.Sprintf("Scale it to one pod now: kubectl scale%s %s --replicas=1", ns, obj)
 }
 
 // kubePatches give, for a finding ID, the JSON merge patch that fixes it
@@ -513,7 +538,7 @@ func claimPatch(s subject) *report.KubePatch {
 		return nil
 	}
 	p := &report.KubePatch{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, At: o.At, Merge: patch}
-	if n := s.r.Manifests.ObjectsIn(o.At.File); n == 1 && o.At.File != "-" {
+	if n := s.r.Manifests.ObjectsIn(o.At.File); n == 1 && o.At.File != "-" && !o.At.Live() {
 		p.Command = fmt.Sprintf("kubectl patch --local -f %s --type merge -p %s -o yaml", shell.Quote(o.At.File), shell.Quote(string(patch)))
 	}
 	return p
@@ -544,6 +569,78 @@ func templatesPatch(o *manifest.Object, name, mode string) []byte {
 		return nil
 	}
 	return b
+}
+
+// MergePatches merges the patches of the findings that are not ignored
+// into one per object (kind, namespace and name), in the order the
+// objects first have one: a JSON merge patch of the union of the fields
+// (RFC 7386 composes: a later patch's field wins; their objects merge),
+// which kubectl patch applies in one request. A merged patch is live when
+// every one of its patches is (a claim's or a volumeClaimTemplate's is
+// for the manifest only); its command is that of its patches' kind, with
+// the merged document. Nil when no finding has a patch.
+func MergePatches(fs []Finding) []report.KubePatch {
+	var out []report.KubePatch
+	docs := []map[string]any{}
+	for _, f := range fs {
+		p := f.Patch
+		if p == nil || f.Ignored {
+			continue
+		}
+		var doc map[string]any
+		if json.Unmarshal(p.Merge, &doc) != nil {
+			continue
+		}
+		i := slices.IndexFunc(out, func(o report.KubePatch) bool {
+			return o.Kind == p.Kind && o.Namespace == p.Namespace && o.Name == p.Name
+		})
+		if i < 0 {
+			out = append(out, report.KubePatch{Kind: p.Kind, Name: p.Name, Namespace: p.Namespace, At: p.At, Live: true})
+			docs = append(docs, map[string]any{})
+			i = len(out) - 1
+		}
+		m := &out[i]
+		mergeInto(docs[i], doc)
+		if !slices.Contains(m.Fixes, f.ID) {
+			m.Fixes = append(m.Fixes, f.ID)
+		}
+		switch {
+		case !p.Live && m.Live:
+			m.Live, m.Command = false, p.Command
+		case p.Live == m.Live && m.Command == "":
+			m.Command = p.Command
+		}
+	}
+	for i := range out {
+		b, err := json.Marshal(docs[i])
+		if err != nil {
+			panic(err) // decoded JSON encodes
+		}
+		out[i].Merge = b
+		if prefix, _, ok := strings.Cut(out[i].Command, " --type merge -p "); ok {
+			cmd := prefix + " --type merge -p " + shell.Quote(string(b))
+			if !out[i].Live {
+				cmd += " -o yaml"
+			}
+			out[i].Command = cmd
+		}
+	}
+	return out
+}
+
+// mergeInto applies merge patch src to dst as RFC 7386 composes two
+// patches: objects merge key by key, any other value (null included)
+// replaces.
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		sv, ok := v.(map[string]any)
+		dv, ok2 := dst[k].(map[string]any)
+		if ok && ok2 {
+			mergeInto(dv, sv)
+			continue
+		}
+		dst[k] = v
+	}
 }
 
 // ManifestRemedy is the remedy that the manifest rule id gives (for the
