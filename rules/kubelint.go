@@ -96,7 +96,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{RWXOnNetworkClass, LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn RWX, ...): pods on several nodes may write it, and their locks never meet (warn for a StatefulSet's volumeClaimTemplate, a claim per replica, and when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, scope: ScopeManifest,
+		Rule: Rule{RWXOnNetworkClass, LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn ReadWriteMany, ...): pods on several nodes may write it, and their locks never meet (warn for a StatefulSet's volumeClaimTemplate, a claim per replica, and when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || !slices.Contains(c.AccessModes, kubeapi.ReadWriteMany) || !kubeFirstOfClaim(s) {
@@ -124,7 +124,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{LivePodsOnSQLiteClaim, LevelError, "kube audit: pods of one workload run now on one claim that holds SQLite data, mounted read-write, on different nodes: two kernels write the database, whose locks never meet (warn when they run on one node: two writers, their locks shared)"}, scope: ScopeManifest,
+		Rule: Rule{LivePodsOnSQLiteClaim, LevelError, "kube audit: pods of one workload run now on one claim that holds SQLite data, mounted read-write, on different nodes: two kernels write the database, whose locks never meet (warn when they run on one node: two writers, their locks shared)"}, scope: ScopeManifest, commands: []string{"kube audit"},
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || s.km.Source != "claim" {
@@ -158,6 +158,34 @@ var manifestRules = []rule{
 		remedy: func(s subject) []string {
 			return []string{
 				onePodNow(kubeWorkload(s)) + ", then give the claim ReadWriteOncePod so that a second pod cannot mount it; check the database with preflight check --deep once one pod is left.",
+			}
+		},
+	},
+	{
+		Rule: Rule{SQLiteClaimOnNetwork, LevelWarn, "kube audit: a claim that holds SQLite data is bound to a PersistentVolume on a network filesystem (nfs, cephfs, glusterfs, azureFile; CSI drivers such as nfs.csi.k8s.io, smb.csi.k8s.io, cephfs.csi.ceph.com, efs.csi.aws.com, file.csi.azure.com): POSIX locks across nodes are not reliable there, and WAL's shared memory never crosses a node (error when the PV's mount options keep locks on the node: nolock, nobrl, local_lock=all or posix)"}, scope: ScopeManifest, commands: []string{"kube audit"},
+		match: func(s subject) (string, Level, bool) {
+			c := kubeClaim(s)
+			if !kubeWriter(s) || c == nil || c.Template != "" || c.At == nil || !c.At.Live() || c.Volume == "" || c.Storage.Class != mounts.ClassNetwork || !kubeFirstOfClaim(s) {
+				return "", "", false
+			}
+			on := c.Storage.Source
+			switch {
+			case c.Storage.Driver != "":
+				on = "CSI driver " + c.Storage.Driver
+			case c.Storage.NFSServer != "":
+				on = "nfs " + c.Storage.NFSServer + ":" + c.Storage.NFSPath
+			}
+			if local := localLocks(c.Storage.MountOptions); local != "" {
+				return fmt.Sprintf("claim %s (%s) is bound to PersistentVolume %s on %s, a network filesystem, mounted with %s: each node keeps its locks to itself, so pods on two nodes (a rollout, a reschedule, a second replica) write the database without seeing each other's locks, even in DELETE mode",
+					c.Key(), s.km.Why, c.Volume, on, local), LevelError, true
+			}
+			return fmt.Sprintf("claim %s (%s) is bound to PersistentVolume %s on %s, a network filesystem: POSIX locks across nodes are not reliable there (the server's lock manager, leases that lapse), and WAL's shared memory never crosses a node, so a second pod on another node (a rollout, a reschedule) can corrupt the database",
+				c.Key(), s.km.Why, c.Volume, on), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Move the database to a block volume that one node mounts: a claim with accessModes [ReadWriteOncePod] on a block StorageClass (a local disk, EBS, a Persistent Disk, Azure Disk, Ceph RBD, Longhorn ReadWriteOnce); copy it once with preflight migrate while the application is stopped.",
+				"If it must stay on the share: one writer pod (replicas: 1, strategy Recreate), journal_mode=DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete), and mount options that keep locks on the server (no nolock, nobrl or local_lock).",
 			}
 		},
 	},
@@ -236,6 +264,22 @@ var manifestRules = []rule{
 			return []string{fmt.Sprintf("If claim %s holds SQLite data, name it (--data-claim %s) and it is judged, with the patch that leaves one writer; if it does not, --ignore claim-not-judged.", c.Key(), c.Key())}
 		},
 	},
+}
+
+// localLocks names the mount options that keep byte-range locks on the
+// client (the node), not the server: nolock (NFS), nobrl (SMB/CIFS),
+// local_lock=all or posix (NFS); "" when none does.
+func localLocks(opts []string) string {
+	var out []string
+	for _, o := range opts {
+		for _, f := range strings.Split(o, ",") {
+			switch f = strings.TrimSpace(f); f {
+			case "nolock", "nobrl", "local_lock=all", "local_lock=posix":
+				out = append(out, f)
+			}
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // kubeManyWriters says how the workload runs several pods at once on its
@@ -525,8 +569,9 @@ func claimPatch(s subject) *report.KubePatch {
 		return nil
 	}
 	mode := kubeapi.ReadWriteOncePod
-	if c.Storage.Source == "nfs" {
-		mode = kubeapi.ReadWriteOnce // in-tree NFS has no ReadWriteOncePod
+	switch c.Storage.Source {
+	case "nfs", "cephfs", "glusterfs", "azureFile":
+		mode = kubeapi.ReadWriteOnce // in-tree sources have no ReadWriteOncePod (a CSI access mode)
 	}
 	var patch []byte
 	if c.Template != "" {
