@@ -397,7 +397,7 @@ func declaredExpr() string {
 		dir  = "((d.trim().startsWith('/') ? '' : '/') + d.trim() + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
 	)
 	held := fmt.Sprintf(`d.trim() != '' && (%[1]s.startsWith(%[2]s) || %[2]s.startsWith(%[1]s) || %[2]s.matches(r'/\.{0,2}/') || %[1]s.contains('/../'))`, dir, q)
-	fromArgs := fmt.Sprintf("%s.findAll(%s).exists(r, r.findAll(%s).exists(f, f.substring(12).split(',').exists(d, %s)))", argv, celRaw(run), celRaw(flag), held)
+	fromArgs := fmt.Sprintf("%s.findAll(%s).exists(s, s.findAll(%s).exists(f, f.substring(12).split(',').exists(d, %s)))", argv, celRaw(run), celRaw(flag), held)
 	fromEnv := fmt.Sprintf("has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR' && has(e.value) && !e.value.contains('$(') && e.value.split(',').exists(d, %s))", held)
 	return fmt.Sprintf("variables.containers.filter(c, has(c.volumeMounts) && (has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR') || (has(c.command) ? c.command : []).exists(a, a.endsWith('preflight')) || (has(c.args) ? c.args : []).exists(a, a.endsWith('preflight')))).map(c, c.volumeMounts.filter(m, %s || %s).map(m, m.name))", fromArgs, fromEnv)
 }
