@@ -627,6 +627,7 @@ func templatesPatch(o *manifest.Object, name, mode string) []byte {
 func MergePatches(fs []Finding) []report.KubePatch {
 	var out []report.KubePatch
 	docs := []map[string]any{}
+	first := []*report.KubePatch{} // the one patch of an object that has one
 	for _, f := range fs {
 		p := f.Patch
 		if p == nil || f.Ignored {
@@ -642,7 +643,10 @@ func MergePatches(fs []Finding) []report.KubePatch {
 		if i < 0 {
 			out = append(out, report.KubePatch{Kind: p.Kind, Name: p.Name, Namespace: p.Namespace, At: p.At, Live: true})
 			docs = append(docs, map[string]any{})
+			first = append(first, p)
 			i = len(out) - 1
+		} else {
+			first[i] = nil
 		}
 		m := &out[i]
 		mergeInto(docs[i], doc)
@@ -657,6 +661,11 @@ func MergePatches(fs []Finding) []report.KubePatch {
 		}
 	}
 	for i := range out {
+		if p := first[i]; p != nil {
+			// One patch: as the finding has it, keys in its order.
+			out[i].Merge, out[i].Live, out[i].Command = p.Merge, p.Live, p.Command
+			continue
+		}
 		b, err := json.Marshal(docs[i])
 		if err != nil {
 			panic(err) // decoded JSON encodes
