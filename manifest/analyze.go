@@ -451,7 +451,7 @@ func (st *store) resolve(c *Claim) {
 		}
 		c.Volume = pv.Metadata.Name
 		c.Storage = kubeapi.ClassifyPV(&kubeapi.PersistentVolume{Metadata: pv.Metadata, Spec: withModes(pv.Spec, modes)})
-		c.StorageFrom = "PersistentVolume " + pv.Metadata.Name
+		c.StorageFrom = storageFromPV + pv.Metadata.Name
 	case c.At == nil && c.Template == "":
 		c.Storage = kubeapi.Storage{Class: mounts.ClassUnknown}
 		c.StorageFrom = "the claim is not in the input"
@@ -478,6 +478,15 @@ func withModes(s kubeapi.PersistentVolumeSpec, modes []string) kubeapi.Persisten
 	s.AccessModes = slices.Concat(s.AccessModes, modes)
 	return s
 }
+
+// storageFromPV starts the StorageFrom of a claim classified by its
+// PersistentVolume.
+const storageFromPV = "PersistentVolume "
+
+// FromPV reports whether the claim's Storage is its PersistentVolume's
+// (in the input, or the one a live cluster binds it to), not a guess from
+// its StorageClass.
+func (c *Claim) FromPV() bool { return strings.HasPrefix(c.StorageFrom, storageFromPV) }
 
 // claimNamed reports whether --data-claim value v names c.
 func claimNamed(c *Claim, v string) bool {

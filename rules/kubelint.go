@@ -165,7 +165,7 @@ var manifestRules = []rule{
 		Rule: Rule{SQLiteClaimOnNetwork, LevelWarn, "kube audit: a claim that holds SQLite data is bound to a PersistentVolume on a network filesystem (nfs, cephfs, glusterfs, azureFile; CSI drivers such as nfs.csi.k8s.io, smb.csi.k8s.io, cephfs.csi.ceph.com, efs.csi.aws.com, file.csi.azure.com): POSIX locks across nodes are not reliable there, and WAL's shared memory never crosses a node (error when the PV's mount options keep locks on the node: nolock, nobrl, local_lock=all or posix)"}, scope: ScopeManifest, commands: []string{"kube audit"},
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
-			if !kubeWriter(s) || c == nil || c.Template != "" || c.At == nil || !c.At.Live() || c.Volume == "" || c.Storage.Class != mounts.ClassNetwork || !kubeFirstOfClaim(s) {
+			if !kubeWriter(s) || c == nil || c.Template != "" || c.At == nil || !c.At.Live() || !c.FromPV() || c.Storage.Class != mounts.ClassNetwork || !kubeFirstOfClaim(s) {
 				return "", "", false
 			}
 			on := c.Storage.Source
