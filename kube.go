@@ -55,6 +55,7 @@ func checkManifests(opts KubeOptions, pods []manifest.Pod, probe string) (*Repor
 	}
 	r := &Report{Schema: Schema, Probes: map[string]report.ProbeStatus{probe: report.ProbeRan}, DataDirs: []DataDir{}, Manifests: a}
 	r.Findings = judge(r, rules.Input{}, opts.Ignore)
+	r.Patches = rules.MergePatches(r.Findings)
 	r.Verdict = report.VerdictOf(r.Worst())
 	r.JournalMode, r.FSClass = rules.JournalMode(r)
 	return r, nil

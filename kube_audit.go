@@ -10,7 +10,7 @@ import (
 
 // AuditFile is the location every object of an audit has: it was read
 // from the cluster, not a file (Location.File).
-const AuditFile = "cluster"
+const AuditFile = manifest.LiveFile
 
 // ProbeKubeAudit is the name of the audit in Report.Probes.
 const ProbeKubeAudit = "kube-audit"

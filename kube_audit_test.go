@@ -131,6 +131,7 @@ func TestKubeAudit(t *testing.T) {
 		"error replicas-on-sqlite-claim vault/deployment/vaultwarden",
 		"error rwx-on-network-class vault/deployment/vaultwarden",
 		"error live-pods-on-sqlite-claim vault/deployment/vaultwarden",
+		"warn sqlite-claim-on-network vault/deployment/vaultwarden",
 		"error shared-sqlite-claim vault/deployment/vaultwarden",
 		"error cronjob-overlap-on-sqlite-claim vault/cronjob/vw-backup",
 	}
@@ -156,6 +157,9 @@ func TestKubeAudit(t *testing.T) {
 			if f.ID == "live-pods-on-sqlite-claim" && !(strings.HasPrefix(f.Message, "2 pods of vault/deployment/vaultwarden") && strings.Contains(f.Message, "vaultwarden-6d4f-0 on node-a") && strings.Contains(f.Message, "vaultwarden-6d4f-1 on node-b") && strings.Contains(f.Message, "PersistentVolume nas-vw")) {
 				t.Errorf("live-pods-on-sqlite-claim = %q, want both pods, their nodes and the claim's PersistentVolume", f.Message)
 			}
+			if f.ID == "live-pods-on-sqlite-claim" && (len(f.Remedy) == 0 || !strings.Contains(f.Remedy[0], "kubectl scale -n vault deployment/vaultwarden --replicas=1,")) {
+				t.Errorf("live-pods-on-sqlite-claim remedy = %q, want the kubectl scale line of the Deployment", f.Remedy)
+			}
 			if f.ID == "replicas-on-sqlite-claim" && (f.Patch == nil || !strings.Contains(f.Patch.Command, "kubectl patch deployment vaultwarden -n vault --type merge")) {
 				t.Errorf("replicas-on-sqlite-claim patch = %+v, want kubectl patch of the live deployment", f.Patch)
 			}
@@ -170,12 +174,20 @@ func TestKubeAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLint := slices.DeleteFunc(slices.Clone(want), func(s string) bool { return strings.Contains(s, "live-pods") })
+	wantLint := slices.DeleteFunc(slices.Clone(want), func(s string) bool {
+		return strings.Contains(s, "live-pods") || strings.Contains(s, "sqlite-claim-on-network")
+	})
 	slices.Sort(wantLint)
 	gotLint := auditFindings(lint)
 	slices.Sort(gotLint)
 	if d := cmp.Diff(wantLint, gotLint); d != "" {
 		t.Errorf("CheckKube of the same objects (-audit without live +lint):\n%s", d)
+	}
+	// The ClusterRole may get namespaces: -n of one that does not exist
+	// is told apart from one where all is well.
+	_, cl, err := audit(kubeconfig("audit", tok), "quiet", "no-such")
+	if err != nil || len(cl.Denied) > 0 || !slices.Equal(cl.MissingNamespaces, []string{"no-such"}) {
+		t.Errorf("AuditKube -n quiet -n no-such as app/preflight-audit: %v, denied %v, missing namespaces %q; want no-such missing and nothing refused", err, cl.Denied, cl.MissingNamespaces)
 	}
 	r, _, err := audit(kubeconfig("admin", c.AdminToken), "quiet")
 	if err != nil || len(r.Findings) != 0 || len(r.Manifests.Workloads) != 1 {
@@ -188,6 +200,124 @@ func TestKubeAudit(t *testing.T) {
 	var ae *kube.APIError
 	if _, _, err := audit(kubeconfig("nobody", tok)); !errorsAs(err, &ae) || ae.Code != 403 {
 		t.Errorf("AuditKube as app/nobody: %v, want 403", err)
+	}
+}
+
+// netfsObjects are two claims bound to PersistentVolumes on network
+// filesystems, each mounted by one writer that is otherwise well (one
+// replica, Recreate): an SMB share mounted with nobrl (locks kept on the
+// node) under uptime-kuma, a CephFS volume under an image the catalogue
+// does not know whose command is preflight run --data-dir.
+const netfsObjects = `apiVersion: v1
+kind: Namespace
+metadata: {name: netfs}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: smb-pv}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  mountOptions: [nobrl, vers=3.0]
+  csi: {driver: smb.csi.k8s.io, volumeHandle: nas/share##}
+  claimRef: {namespace: netfs, name: smb-data}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: ceph-pv}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  csi: {driver: cephfs.csi.ceph.com, volumeHandle: vol-1}
+  claimRef: {namespace: netfs, name: ceph-data}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: smb-data, namespace: netfs}
+spec: {accessModes: [ReadWriteOnce], storageClassName: "", volumeName: smb-pv, resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ceph-data, namespace: netfs}
+spec: {accessModes: [ReadWriteOnce], storageClassName: "", volumeName: ceph-pv, resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kuma, namespace: netfs}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app: kuma}}
+  template:
+    metadata: {labels: {app: kuma}}
+    spec:
+      containers: [{name: kuma, image: louislam/uptime-kuma:1, volumeMounts: [{name: data, mountPath: /app/data}]}]
+      volumes: [{name: data, persistentVolumeClaim: {claimName: smb-data}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app, namespace: netfs}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers:
+        - name: app
+          image: registry.example/me/app:1
+          command: [preflight, run, --data-dir, /srv/app, --, /app]
+          volumeMounts: [{name: data, mountPath: /srv}]
+      volumes: [{name: data, persistentVolumeClaim: {claimName: ceph-data}}]
+`
+
+// TestKubeAuditNetworkClaims audits netfsObjects in a real kube-apiserver:
+// each claim's bound PersistentVolume is on a network filesystem, a
+// sqlite-claim-on-network finding per claim (an error where the mount
+// options keep locks on the node); the image the catalogue does not
+// know holds SQLite data because it runs preflight run --data-dir. The
+// same objects as manifests get no such finding (kube -f sees no bound
+// volume of the cluster).
+func TestKubeAuditNetworkClaims(t *testing.T) {
+	c := kubetest.Start(t)
+	c.MustApply(netfsObjects)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := c.WriteKubeconfig(kc, c.AdminToken); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := preflight.AuditKube(t.Context(), preflight.KubeAuditOptions{Cluster: kube.ClusterOptions{Kubeconfig: kc, Namespaces: []string{"netfs"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"error sqlite-claim-on-network netfs/deployment/kuma",
+		"warn sqlite-claim-on-network netfs/deployment/app",
+	}
+	got := auditFindings(r)
+	slices.Sort(want)
+	slices.Sort(got)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("AuditKube -n netfs findings (-want +got):\n%s", d)
+	}
+	for _, f := range r.Findings {
+		if f.Path == "netfs/deployment/kuma" && !strings.Contains(f.Message, "CSI driver smb.csi.k8s.io, a network filesystem, mounted with nobrl") {
+			t.Errorf("sqlite-claim-on-network of kuma = %q, want the driver and the nobrl option", f.Message)
+		}
+		if f.Path == "netfs/deployment/app" && !strings.Contains(f.Message, "container app runs preflight run --data-dir /srv/app") {
+			t.Errorf("sqlite-claim-on-network of app = %q, want why the claim holds SQLite data", f.Message)
+		}
+	}
+	objs, err := manifest.Parse(strings.NewReader(netfsObjects), "netfs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lint, err := preflight.CheckKube(preflight.KubeOptions{Objects: objs, Files: []string{"netfs.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lint.Findings) != 0 {
+		t.Errorf("CheckKube of the same objects: %v, want none", auditFindings(lint))
 	}
 }
 

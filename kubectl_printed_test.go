@@ -82,13 +82,13 @@ spec:
 	for _, kc := range cases {
 		objs, files := loadKube(t, kc.inputs)
 		r := checkKube(t, objs, files, kc)
-		if !slices.ContainsFunc(r.Findings, func(f preflight.Finding) bool { return f.Patch != nil && f.Patch.Command != "" }) {
+		if !slices.ContainsFunc(r.Patches, func(p preflight.KubePatch) bool { return p.Command != "" }) {
 			continue
 		}
 		created := createAsIs(t, c, objs)
-		for _, f := range r.Findings {
-			p := f.Patch
-			if p == nil || p.Command == "" {
+		// The printed lines: one merged patch per object.
+		for _, p := range r.Patches {
+			if p.Command == "" {
 				continue
 			}
 			if !strings.HasPrefix(p.Command, "kubectl ") {
@@ -108,7 +108,7 @@ spec:
 					t.Errorf("%s: GET %s %s after %s: HTTP %d: %s", kc.name, p.Kind, p.Name, p.Command, status, body)
 					continue
 				}
-				again = replaceObject(t, objs, p, body, "")
+				again = replaceObject(t, objs, &p, body, "")
 			} else {
 				local++
 				n, err := manifest.Parse(bytes.NewReader(out), p.At.File)
@@ -139,9 +139,15 @@ spec:
 					t.Errorf("%s: the manifest %s prints, as a new object (dry run): HTTP %d: %s", kc.name, p.Command, status, body)
 				}
 			}
-			for _, f2 := range checkKube(t, again, files, kc).Findings {
-				if f2.ID == f.ID && f2.Path == f.Path {
-					t.Errorf("%s: after %s, %s %s still gets %s: %s", kc.name, p.Command, p.Kind, p.Name, f.ID, f2.Message)
+			after := checkKube(t, again, files, kc).Findings
+			for _, f := range r.Findings {
+				if f.Patch == nil || f.Ignored || f.Patch.Kind != p.Kind || f.Patch.Name != p.Name || f.Patch.Namespace != p.Namespace {
+					continue
+				}
+				for _, f2 := range after {
+					if f2.ID == f.ID && f2.Path == f.Path {
+						t.Errorf("%s: after %s, %s %s still gets %s: %s", kc.name, p.Command, p.Kind, p.Name, f.ID, f2.Message)
+					}
 				}
 			}
 		}

@@ -234,3 +234,58 @@ func TestKubeStrategyPatchOnLiveObject(t *testing.T) {
 		t.Errorf("patched live strategy = %v, want type Recreate and no rollingUpdate", d.Spec.Strategy)
 	}
 }
+
+// TestKubeMergedPatches: Report.Patches holds one patch per object, which
+// fixes every finding of that object that has a patch at once (applied
+// with evanphx/json-patch, as kubectl patch --type merge does), brings no
+// new one, and whose command carries that one patch; an object of three
+// findings (rolling update, replicas, linter annotations) gets one.
+func TestKubeMergedPatches(t *testing.T) {
+	merged := 0
+	for _, c := range kubeCases {
+		objs, files := loadKube(t, c.inputs)
+		r := checkKube(t, objs, files, c)
+		seen := map[string]bool{}
+		for _, p := range r.Patches {
+			key := manifest.ObjectKey(p.Kind, p.Name, p.Namespace)
+			if seen[key] {
+				t.Errorf("%s: two merged patches of %s", c.name, key)
+			}
+			seen[key] = true
+			if p.Live && !strings.HasSuffix(p.Command, " --type merge -p '"+string(p.Merge)+"'") {
+				t.Errorf("%s: merged patch command %q does not carry the patch %s", c.name, p.Command, p.Merge)
+			}
+			again := applyPatch(t, objs, &p)
+			r2 := checkKube(t, again, files, c)
+			for _, f := range r.Findings {
+				if f.Patch == nil || manifest.ObjectKey(f.Patch.Kind, f.Patch.Name, f.Patch.Namespace) != key {
+					continue
+				}
+				if !slices.Contains(p.Fixes, f.ID) {
+					t.Errorf("%s: the merged patch of %s does not list %s", c.name, key, f.ID)
+				}
+				for _, f2 := range r2.Findings {
+					if f2.ID == f.ID && f2.Path == f.Path {
+						t.Errorf("%s: after the merged patch %s, %s still gets %s: %s", c.name, p.Merge, key, f.ID, f2.Message)
+					}
+				}
+			}
+			for _, f2 := range r2.Findings {
+				if !slices.ContainsFunc(r.Findings, func(f preflight.Finding) bool { return f.ID == f2.ID && f.Path == f2.Path }) {
+					t.Errorf("%s: the merged patch %s brought a new finding %s %s", c.name, p.Merge, f2.ID, f2.Path)
+				}
+			}
+			if len(p.Fixes) > 1 {
+				merged++
+			}
+		}
+		for _, f := range r.Findings {
+			if f.Patch != nil && !seen[manifest.ObjectKey(f.Patch.Kind, f.Patch.Name, f.Patch.Namespace)] {
+				t.Errorf("%s: %s has a patch but its object no merged one", c.name, f.ID)
+			}
+		}
+	}
+	if merged < 2 {
+		t.Errorf("%d merged patches fix several findings, want at least 2 of the cases", merged)
+	}
+}

@@ -12,7 +12,10 @@
 // A volume holds SQLite data when a container whose image is in the
 // catalogue (registry, tag and digest ignored, as compose.Repository
 // does) mounts it at, above or inside one of the application's data
-// directories, or when the workload carries the label
+// directories, when a container of any image declares its data directory
+// (runs preflight run --data-dir DIR, or sets PREFLIGHT_DATA_DIR=DIR in
+// its env) and mounts the volume at, above or inside DIR, or when the
+// workload carries the label
 // preflight.io/sqlite: "true" (then every such volume does); the label
 // set to "false" exempts the workload. The catalogue is compiled into the
 // CEL expressions: the policy reads no other object (a claim's labels, a
@@ -266,10 +269,13 @@ func (k kind) policy(name, held string) validatingAdmissionPolicy {
 		// Per catalogued container, per data directory of its entry, the
 		// names of the volumes it mounts there.
 		{"data", held},
+		// Per container that runs preflight run --data-dir or sets
+		// PREFLIGHT_DATA_DIR, the names of the volumes it mounts there.
+		{"declared", declaredExpr()},
 		{"volumes", fmt.Sprintf(`variables.label == 'false' || !has(%[1]s.volumes) ? [] : %[1]s.volumes.filter(v, (%[2]s) && %[3]s && `+
 			`!(has(v.persistentVolumeClaim) && has(v.persistentVolumeClaim.readOnly) && v.persistentVolumeClaim.readOnly) && `+
 			`variables.written.exists(names, v.name in names) && `+
-			`(variables.label == 'true' || variables.data.exists(c, c.exists(names, v.name in names)))).map(v, v.name)`,
+			`(variables.label == 'true' || variables.data.exists(c, c.exists(names, v.name in names)) || variables.declared.exists(names, v.name in names))).map(v, v.name)`,
 			k.pod, shared, notTemplate)},
 	}
 	p := validatingAdmissionPolicy{APIVersion: apiVersion, Kind: "ValidatingAdmissionPolicy", Metadata: meta{Name: name, Labels: labels},
@@ -369,6 +375,31 @@ func dataExpr(cat *compose.Catalogue) string {
 	q := "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
 	return fmt.Sprintf("variables.containers.filter(c, has(c.image) && has(c.volumeMounts) && c.image.lowerAscii().matches(%s)).map(c, (%s).map(d, c.volumeMounts.filter(m, d.startsWith(%s) || %s.startsWith(d) || %s.matches(r'/\\.{0,2}/')).map(m, m.name)))",
 		celRaw(imageRegexp(strings.Join(all, "|"))), chain, q, q, q)
+}
+
+// declaredExpr is the CEL expression of the variable "declared": for
+// each container that declares its data directories itself, whatever its
+// image (manifest's declaredDir), the names of the volumes it mounts at,
+// above or inside one: the --data-dir values (comma-separated lists) of a
+// `preflight run` in its command and args (an argument whose base name is
+// preflight, then run, up to "--"), or the value of PREFLIGHT_DATA_DIR in
+// its env (a valueFrom is unknown). The arguments are joined with newlines
+// so that regular expressions find the run and its flags; a directory
+// with a ".." component matches every mount.
+func declaredExpr() string {
+	const (
+		argv = `('\n' + ((has(c.command) ? c.command : []) + (has(c.args) ? c.args : [])).join('\n') + '\n')`
+		// A preflight run and its arguments up to "--": each argument,
+		// but "--", then a newline.
+		run  = `\n(?:[^\n]*/)?preflight\nrun\n(?:(?:[^-\n][^\n]*|-|-[^-\n][^\n]*|--[^\n]+)?\n)*`
+		flag = `\n--data-dir(?:=|\n)[^\n]*`
+		q    = "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
+		dir  = "((d.trim().startsWith('/') ? '' : '/') + d.trim() + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
+	)
+	held := fmt.Sprintf(`d.trim() != '' && (%[1]s.startsWith(%[2]s) || %[2]s.startsWith(%[1]s) || %[2]s.matches(r'/\.{0,2}/') || %[1]s.contains('/../'))`, dir, q)
+	fromArgs := fmt.Sprintf("%s.findAll(%s).exists(s, s.findAll(%s).exists(f, f.substring(12).split(',').exists(d, %s)))", argv, celRaw(run), celRaw(flag), held)
+	fromEnv := fmt.Sprintf("has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR' && has(e.value) && !e.value.contains('$(') && e.value.split(',').exists(d, %s))", held)
+	return fmt.Sprintf("variables.containers.filter(c, has(c.volumeMounts) && (has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR') || (has(c.command) ? c.command : []).exists(a, a.endsWith('preflight')) || (has(c.args) ? c.args : []).exists(a, a.endsWith('preflight')))).map(c, c.volumeMounts.filter(m, %s || %s).map(m, m.name))", fromArgs, fromEnv)
 }
 
 // dirList is an entry's data directories, each with one trailing slash,

@@ -45,6 +45,12 @@ func pod(image, path, source string, readOnly bool) string {
         - {name: data, %s}`, image, path, readOnly, source)
 }
 
+// container adds fields (YAML lines indented as the container's) to pod's
+// container.
+func container(pod, fields string) string {
+	return strings.Replace(pod, "          volumeMounts:", "          "+fields+"\n          volumeMounts:", 1)
+}
+
 const (
 	claim       = "persistentVolumeClaim: {claimName: db}"
 	vaultwarden = "docker.io/vaultwarden/server:1.30@" + digest
@@ -157,6 +163,22 @@ var policyCases = []struct {
 	{"deployment whose DATABASE_URL moves the database file, another directory mounted",
 		deployment("x16", "", "  replicas: 2\n  strategy: {type: Recreate}", strings.Replace(pod(vaultwarden, "/backup", claim, false), "          volumeMounts:", "          env: [{name: DATABASE_URL, value: \"/srv/vw/db.sqlite3\"}]\n          volumeMounts:", 1)), "", ""},
 	{"deployment of an unknown image, labelled on its pod template only", strings.Replace(deployment("x11", "", "  replicas: 2\n  strategy: {type: Recreate}", pod("me/app", "/var/app", claim, false)), "metadata: {labels: {app: x11}}", "metadata: {labels: {app: x11, preflight.io/sqlite: \"true\"}}", 1), "", ""},
+	{"deployment of an unknown image whose command is preflight run --data-dir",
+		deployment("run1", "", "  replicas: 2\n  strategy: {type: Recreate}", container(pod("me/app", "/var/app", claim, false), "command: [preflight, run, --data-dir, /var/app, --, app]")), rules.ReplicasOnSQLiteClaim, "data"},
+	{"deployment of an unknown image, preflight in command and run --data-dir=DIR below the mount in args",
+		deployment("run2", "", "  replicas: 1", container(pod("me/app", "/var/app", claim, false), "command: [/usr/local/bin/preflight]\n          args: [run, --on-unsafe, fail, \"--data-dir=/etc,/var/app/db\", --, app]")), rules.RollingUpdateOnSQLiteClaim, "data"},
+	{"deployment of an unknown image, preflight run after tini --",
+		deployment("run3", "", "  replicas: 2\n  strategy: {type: Recreate}", container(pod("me/app", "/var/app", claim, false), "command: [tini, --, preflight, run, --data-dir, /var/app/, --, app]")), rules.ReplicasOnSQLiteClaim, "data"},
+	{"deployment of an unknown image, --data-dir after preflight run's --",
+		deployment("run4", "", "  replicas: 2\n  strategy: {type: Recreate}", container(pod("me/app", "/var/app", claim, false), "command: [preflight, run, --, app, --data-dir, /var/app]")), "", ""},
+	{"deployment of an unknown image, preflight run --data-dir of another directory",
+		deployment("run5", "", "  replicas: 2\n  strategy: {type: Recreate}", container(pod("me/app", "/var/app", claim, false), "command: [preflight, run, --data-dir, /var/application, --, app]")), "", ""},
+	{"deployment of an unknown image with PREFLIGHT_DATA_DIR",
+		deployment("run6", "", "  replicas: 2\n  strategy: {type: Recreate}", container(pod("me/app", "/var/app", claim, false), "env: [{name: PREFLIGHT_DATA_DIR, value: \"/tmp, /var/app\"}]")), rules.ReplicasOnSQLiteClaim, "data"},
+	{"deployment of an unknown image with PREFLIGHT_DATA_DIR from a valueFrom (unknown)",
+		deployment("run7", "", "  replicas: 2\n  strategy: {type: Recreate}", container(pod("me/app", "/var/app", claim, false), "env: [{name: PREFLIGHT_DATA_DIR, valueFrom: {configMapKeyRef: {name: pf, key: dir}}}]")), "", ""},
+	{"daemonset of an unknown image with PREFLIGHT_DATA_DIR on a claim",
+		workload("DaemonSet", "run8", "", container(pod("me/app", "/var/app", claim, false), "env: [{name: PREFLIGHT_DATA_DIR, value: /var/app}]")), rules.DaemonsetOnSQLiteClaim, "data"},
 	{"deployment of an unrelated directory",
 		deployment("vw-other", "", "  replicas: 2\n  strategy: {type: Recreate}", pod(vaultwarden, "/srv/backup", claim, false)), "", ""},
 	{"deployment, read-only mount",

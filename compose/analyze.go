@@ -252,7 +252,7 @@ func declaredDirs(s types.ServiceConfig, dataDirFlags []string, env map[string]s
 			dirs.add(p, Declared, RuleLabel, "label "+LabelDataDir+"="+l, nil)
 		}
 	}
-	for _, p := range preflightRunDirs(append(append([]string{}, s.Entrypoint...), s.Command...)) {
+	for _, p := range PreflightRunDirs(append(append([]string{}, s.Entrypoint...), s.Command...)) {
 		dirs.add(p, Declared, RulePreflightRun, "the service runs preflight run --data-dir "+p, nil)
 	}
 	if v := env["PREFLIGHT_DATA_DIR"]; v != "" {
@@ -498,33 +498,6 @@ func coveredBy(p string, vs []types.ServiceVolumeConfig) bool {
 // within reports whether p is dir or below it.
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
-}
-
-// preflightRunDirs returns the --data-dir values of a `preflight run`
-// command line.
-func preflightRunDirs(args []string) []string {
-	var out []string
-	seen := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case path.Base(a) == "preflight":
-			seen = false
-			if i+1 < len(args) && args[i+1] == "run" {
-				seen = true
-				i++
-			}
-		case !seen:
-		case a == "--":
-			seen = false
-		case a == "--data-dir" && i+1 < len(args):
-			out = append(out, strings.Split(args[i+1], ",")...)
-			i++
-		case strings.HasPrefix(a, "--data-dir="):
-			out = append(out, strings.Split(strings.TrimPrefix(a, "--data-dir="), ",")...)
-		}
-	}
-	return out
 }
 
 // wellKnown says why target is a usual place for application data, or "".

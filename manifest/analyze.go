@@ -186,6 +186,10 @@ type Mount struct {
 	SQLite bool   `json:"sqlite"`
 	App    string `json:"app,omitempty"`
 	Why    string `json:"why,omitempty"`
+	// Declared is set when a container declares the data itself: it runs
+	// preflight run --data-dir, or sets PREFLIGHT_DATA_DIR, at or above
+	// the mount (whatever its image; App is then empty).
+	Declared bool `json:"declared,omitempty"`
 	// OtherEngine says why a catalogued application's data directory
 	// holds no SQLite data: the environment setting that moves it to
 	// another database engine, and where it was read ("homebox uses
@@ -447,7 +451,7 @@ func (st *store) resolve(c *Claim) {
 		}
 		c.Volume = pv.Metadata.Name
 		c.Storage = kubeapi.ClassifyPV(&kubeapi.PersistentVolume{Metadata: pv.Metadata, Spec: withModes(pv.Spec, modes)})
-		c.StorageFrom = "PersistentVolume " + pv.Metadata.Name
+		c.StorageFrom = storageFromPV + pv.Metadata.Name
 	case c.At == nil && c.Template == "":
 		c.Storage = kubeapi.Storage{Class: mounts.ClassUnknown}
 		c.StorageFrom = "the claim is not in the input"
@@ -474,6 +478,15 @@ func withModes(s kubeapi.PersistentVolumeSpec, modes []string) kubeapi.Persisten
 	s.AccessModes = slices.Concat(s.AccessModes, modes)
 	return s
 }
+
+// storageFromPV starts the StorageFrom of a claim classified by its
+// PersistentVolume.
+const storageFromPV = "PersistentVolume "
+
+// FromPV reports whether the claim's Storage is its PersistentVolume's
+// (in the input, or the one a live cluster binds it to), not a guess from
+// its StorageClass.
+func (c *Claim) FromPV() bool { return strings.HasPrefix(c.StorageFrom, storageFromPV) }
 
 // claimNamed reports whether --data-claim value v names c.
 func claimNamed(c *Claim, v string) bool {

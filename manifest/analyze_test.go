@@ -2,6 +2,7 @@ package manifest_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -138,6 +139,55 @@ func TestUseOverlaps(t *testing.T) {
 		}
 		if got := c.b.Overlaps(c.a); got != c.want {
 			t.Errorf("Use{SubPath: %q}.Overlaps(Use{SubPath: %q}) = %v, want %v", c.b.SubPath, c.a.SubPath, got, c.want)
+		}
+	}
+}
+
+// A container of an image the catalogue does not know declares its data
+// itself: preflight run --data-dir in its command or args, or
+// PREFLIGHT_DATA_DIR in its env or a ConfigMap it loads, at, below or
+// above the mount; not after preflight run's "--", nor another directory.
+func TestAnalyzeDeclaredDataDir(t *testing.T) {
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pf}\ndata: {PREFLIGHT_DATA_DIR: /srv/app}\n---\n"
+	for _, c := range []struct {
+		name, fields string
+		sqlite       bool
+		why          string
+	}{
+		{"command", "command: [preflight, run, --data-dir, /srv/app, --, app]", true, "container app runs preflight run --data-dir /srv/app"},
+		{"command and args, below the mount", "command: [/bin/preflight]\n          args: [run, \"--data-dir=/etc,/srv/app/db\", --, app]", true, "container app runs preflight run --data-dir /srv/app/db"},
+		{"after tini", "command: [tini, --, preflight, run, --data-dir, /srv, --, app]", true, "container app runs preflight run --data-dir /srv"},
+		{"after --", "command: [preflight, run, --, app, --data-dir, /srv/app]", false, ""},
+		{"another directory", "command: [preflight, run, --data-dir, /srv/application, --, app]", false, ""},
+		{"env", "env: [{name: PREFLIGHT_DATA_DIR, value: \"/tmp,/srv/app\"}]", true, "container app has PREFLIGHT_DATA_DIR=/tmp,/srv/app (env of container app)"},
+		{"env from a ConfigMap", "envFrom: [{configMapRef: {name: pf}}]", true, "container app has PREFLIGHT_DATA_DIR=/srv/app (ConfigMap pf, by envFrom)"},
+		{"env valueFrom", "env: [{name: PREFLIGHT_DATA_DIR, valueFrom: {configMapKeyRef: {name: pf, key: dir}}}]", false, ""},
+	} {
+		y := cm + `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: app
+          image: registry.example/me/app:1
+          ` + c.fields + `
+          volumeMounts: [{name: data, mountPath: /srv/app}]
+      volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+`
+		objs, err := manifest.Parse(strings.NewReader(y), "app.yaml")
+		if err != nil {
+			t.Fatalf("%s: Parse: %v", c.name, err)
+		}
+		a, err := manifest.Analyze(objs, []string{"app.yaml"}, manifest.Options{Catalogue: compose.Builtin()})
+		if err != nil {
+			t.Fatalf("%s: Analyze: %v", c.name, err)
+		}
+		m := a.Mounts[0]
+		if m.SQLite != c.sqlite || m.Why != c.why || m.Declared != c.sqlite {
+			t.Errorf("%s: mount SQLite %v, Declared %v, Why %q; want %v, %q", c.name, m.SQLite, m.Declared, m.Why, c.sqlite, c.why)
 		}
 	}
 }

@@ -55,6 +55,18 @@ func (e *NoManifestsError) Error() string {
 	return fmt.Sprintf("read manifests: %s holds no .yaml, .yml or .json file", e.Dir)
 }
 
+// LiveFile is the File of the Location of an object read from a live
+// cluster (preflight kube audit), whose Line is 0: it is named by its
+// namespace, kind and name (ObjectKey), not a place in a file.
+const LiveFile = "cluster"
+
+// Live reports whether the object was read from a live cluster.
+func (l Location) Live() bool { return l.File == LiveFile && l.Line == 0 }
+
+// ObjectKey names an object as kubectl does (deployment/NAME), after its
+// namespace when it has one: "admin-tools/deployment/uptime-kuma".
+func ObjectKey(kind, name, ns string) string { return objectKey(kind, name, ns) }
+
 // Location is where an object starts: the file ("-" for standard input)
 // and the 1-based line of its first key.
 type Location struct {

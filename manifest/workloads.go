@@ -164,11 +164,17 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 					u.SubPath, u.SubPathUnknown = vm.SubPathExpr, strings.Contains(vm.SubPathExpr, "$(")
 				}
 				app, why, other := a.catalogued(opts, c, vm, env)
-				u.Data = app != ""
+				if app == "" {
+					if d := declaredDir(c, vm, env); d != "" {
+						app, why, other = "", d, ""
+						m.Declared = true
+					}
+				}
+				u.Data = app != "" || why != ""
 				if other != "" && m.OtherEngine == "" {
 					m.OtherEngine = other
 				}
-				if app != "" && m.App == "" {
+				if u.Data && m.Why == "" {
 					m.App, m.Why = app, why
 				}
 				m.Uses = append(m.Uses, u)
@@ -181,7 +187,7 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 		for i := range m.Uses {
 			m.Uses[i].ReadOnly = m.Uses[i].ReadOnly || m.ReadOnly
 		}
-		m.SQLite = m.App != ""
+		m.SQLite = m.App != "" || m.Declared
 		labelled(a, w, &m)
 		if m.Claim >= 0 {
 			for _, dc := range opts.DataClaims {
@@ -256,6 +262,33 @@ func (a *Analysis) catalogued(opts Options, c kubeapi.Container, vm kubeapi.Volu
 	}
 	return "", "", ""
 }
+
+// declaredDir says how container c declares that its mount vm holds
+// SQLite data, or "": a `preflight run --data-dir DIR` in its command and
+// args, or PREFLIGHT_DATA_DIR=DIR in its environment (each a
+// comma-separated list, as preflight run reads them), DIR at, below or
+// above the mount path (dataDirHeld). An image whose entrypoint is
+// preflight run checks its data there, whatever the image; the catalogue
+// need not know it.
+func declaredDir(c kubeapi.Container, vm kubeapi.VolumeMount, env containerEnv) string {
+	for _, d := range compose.PreflightRunDirs(slices.Concat(c.Command, c.Args)) {
+		if d != "" && dataDirHeld(vm.MountPath, d) {
+			return fmt.Sprintf("container %s runs preflight run --data-dir %s", c.Name, d)
+		}
+	}
+	if v := env.values[dataDirEnv]; v != "" {
+		for _, d := range strings.Split(v, ",") {
+			if d = strings.TrimSpace(d); d != "" && dataDirHeld(vm.MountPath, d) {
+				return fmt.Sprintf("container %s has %s=%s (%s)", c.Name, dataDirEnv, v, env.from[dataDirEnv])
+			}
+		}
+	}
+	return ""
+}
+
+// dataDirEnv is the variable preflight run reads its data directories
+// from.
+const dataDirEnv = "PREFLIGHT_DATA_DIR"
 
 // source sets the mount's source, claim and storage from pod volume v.
 func (a *Analysis) source(st *store, w *Workload, m *Mount, v *kubeapi.Volume) {

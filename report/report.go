@@ -264,6 +264,11 @@ type Report struct {
 	// Nil for other commands.
 	Manifests *manifest.Analysis `json:"manifests,omitempty"`
 	Findings  []Finding          `json:"findings"`
+	// Patches are the kube findings' patches merged, one per object
+	// (rules.MergePatches): the one command that fixes every finding on
+	// it; the findings that are not ignored only. Absent when no finding
+	// has a patch.
+	Patches []KubePatch `json:"patches,omitempty"`
 }
 
 // Worst returns the highest level among the report's findings (info when
@@ -306,4 +311,7 @@ type KubePatch struct {
 	// or for a manifest file that holds only that object kubectl patch
 	// --local -f FILE ... -o yaml; empty when neither applies.
 	Command string `json:"command,omitempty"`
+	// Fixes are the findings a merged patch (Report.Patches) fixes, in
+	// the order they were found; empty on a finding's own patch.
+	Fixes []ID `json:"fixes,omitempty"`
 }

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"slices"
+
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
@@ -58,13 +60,27 @@ const (
 func Entries() []Entry {
 	var out []Entry
 	for _, refusal := range []bool{false, true} {
-		seen := map[ID]bool{}
+		seen := map[ID]int{}
 		for _, r := range table {
-			if seen[r.ID] || (r.scope == ScopeConvert) != refusal {
+			if (r.scope == ScopeConvert) != refusal {
 				continue
 			}
-			seen[r.ID] = true
-			out = append(out, Entry{Rule: r.Rule, Refusal: refusal, Commands: scopeCommands[r.scope], Remedy: exampleRemedy(r)})
+			cmds := scopeCommands[r.scope]
+			if r.commands != nil {
+				cmds = r.commands
+			}
+			if i, ok := seen[r.ID]; ok {
+				// One ID in several scopes (replicas-on-sqlite-claim of
+				// the in-pod probe and of manifests): every command.
+				for _, c := range cmds {
+					if !slices.Contains(out[i].Commands, c) {
+						out[i].Commands = append(out[i].Commands, c)
+					}
+				}
+				continue
+			}
+			seen[r.ID] = len(out)
+			out = append(out, Entry{Rule: r.Rule, Refusal: refusal, Commands: slices.Clone(cmds), Remedy: exampleRemedy(r)})
 		}
 	}
 	return out
@@ -87,7 +103,9 @@ var scopeCommands = map[Scope][]string{
 	ScopeReport:   {"check", "run", "convert"},
 	ScopeCompose:  {"compose"},
 	ScopeManifest: {"kube", "kube audit"},
-	ScopeConvert:  {"convert", "run --on-unsafe convert"},
+	// Keys written twice are in files: the API server's JSON has none.
+	ScopeManifestKey: {"kube"},
+	ScopeConvert:     {"convert", "run --on-unsafe convert"},
 }
 
 // exampleRemedy is r's remedy for the example subject, or nil when r

@@ -201,3 +201,28 @@ func TestDocsClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryCommands: every entry names the commands that raise it, and a
+// rule that needs a live cluster's facts names kube audit alone (kube -f
+// reads no pods and no bound PersistentVolumes), a duplicate key kube
+// alone (the API server's JSON has none).
+func TestEntryCommands(t *testing.T) {
+	for _, e := range rules.Entries() {
+		if len(e.Commands) == 0 {
+			t.Errorf("entry %s: no command raises it", e.ID)
+		}
+	}
+	for id, want := range map[rules.ID][]string{
+		rules.LivePodsOnSQLiteClaim:      {"kube audit"},
+		rules.SQLiteClaimOnNetwork:       {"kube audit"},
+		rules.DuplicateManifestKey:       {"kube"},
+		rules.ReplicasOnSQLiteClaim:      {"check", "run", "convert", "kube", "kube audit"},
+		rules.RollingUpdateOnSQLiteClaim: {"check", "run", "convert", "kube", "kube audit"},
+		rules.RWXOnNetworkClass:          {"kube", "kube audit"},
+	} {
+		e, ok := rules.Lookup(id)
+		if !ok || !slices.Equal(e.Commands, want) {
+			t.Errorf("Lookup(%s) commands = %q (found %v), want %q", id, e.Commands, ok, want)
+		}
+	}
+}

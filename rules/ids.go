@@ -275,6 +275,11 @@ const (
 	// LivePodsOnSQLiteClaim: kube audit: pods of one workload run now on
 	// one claim that holds SQLite data, on different nodes.
 	LivePodsOnSQLiteClaim ID = "live-pods-on-sqlite-claim"
+	// SQLiteClaimOnNetwork: kube audit: a claim that holds SQLite data is
+	// bound to a PersistentVolume on a network filesystem (NFS, CephFS,
+	// Glusterfs, Azure Files, SMB, EFS), whose POSIX locks across nodes are
+	// not reliable.
+	SQLiteClaimOnNetwork ID = "sqlite-claim-on-network"
 	// LinterAnnotationConflict: kube: a Deployment on a shared volume that
 	// holds SQLite data carries kube-score or Polaris annotations that ask
 	// for RollingUpdate or more replicas.

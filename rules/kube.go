@@ -61,7 +61,7 @@ var kubeRules = []rule{
 			if o == nil || o.Kind != "Deployment" || !o.Surges {
 				return "", "", false
 			}
-			return fmt.Sprintf("%s is on claim %s of Deployment %s/%s, whose strategy is %s with maxSurge %s: a rollout runs the new pod beside the old one on this database (on one node both open it; on two an RWX claim lets both write)", filepath.Base(s.db.Path), pp.Claim, s.r.Kube.Pod.Namespace, o.Name, o.Strategy, o.MaxSurge), "", true
+			return fmt.Sprintf("%s is on claim %s of Deployment %s/%s, whose strategy is %s with maxSurge %s: a rollout runs the new pod beside the old one on this database (on one node both open it; on two a ReadWriteMany claim lets both write)", filepath.Base(s.db.Path), pp.Claim, s.r.Kube.Pod.Namespace, o.Name, o.Strategy, o.MaxSurge), "", true
 		},
 		remedy: func(s subject) []string {
 			o, _ := kubeOwnerClaim(s)

@@ -96,7 +96,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{RWXOnNetworkClass, LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn RWX, ...): pods on several nodes may write it, and their locks never meet (warn for a StatefulSet's volumeClaimTemplate, a claim per replica, and when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, scope: ScopeManifest,
+		Rule: Rule{RWXOnNetworkClass, LevelError, "kube: a claim that holds SQLite data asks for ReadWriteMany on a network filesystem (NFS, EFS, Azure Files, CephFS, Longhorn ReadWriteMany, ...): pods on several nodes may write it, and their locks never meet (warn for a StatefulSet's volumeClaimTemplate, a claim per replica, and when the claim's storage is not in the input: ReadWriteMany is offered only by shared filesystems)"}, scope: ScopeManifest,
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || !slices.Contains(c.AccessModes, kubeapi.ReadWriteMany) || !kubeFirstOfClaim(s) {
@@ -124,7 +124,7 @@ var manifestRules = []rule{
 		},
 	},
 	{
-		Rule: Rule{LivePodsOnSQLiteClaim, LevelError, "kube audit: pods of one workload run now on one claim that holds SQLite data, mounted read-write, on different nodes: two kernels write the database, whose locks never meet (warn when they run on one node: two writers, their locks shared)"}, scope: ScopeManifest,
+		Rule: Rule{LivePodsOnSQLiteClaim, LevelError, "kube audit: pods of one workload run now on one claim that holds SQLite data, mounted read-write, on different nodes: two kernels write the database, whose locks never meet (warn when they run on one node: two writers, their locks shared)"}, scope: ScopeManifest, commands: []string{"kube audit"},
 		match: func(s subject) (string, Level, bool) {
 			c := kubeClaim(s)
 			if !kubeWriter(s) || c == nil || s.km.Source != "claim" {
@@ -148,12 +148,44 @@ var manifestRules = []rule{
 			if len(nodes) > 1 {
 				lvl = LevelError
 			}
-			return fmt.Sprintf("%d pods of %s run now and mount claim %s (%s; %s) read-write: %s; %d nodes, each a writer of the database",
-				len(pods), w.Key(), c.Key(), kubeClaimWhere(c), s.km.Why, strings.Join(pods, ", "), len(nodes)), lvl, true
+			on := fmt.Sprintf("%s, each a writer of the database", count(len(nodes), "node", "nodes"))
+			if len(nodes) == 1 {
+				on = "1 node, whose kernel their locks share: two writers of the database"
+			}
+			return fmt.Sprintf("%d pods of %s run now and mount claim %s (%s; %s) read-write: %s; %s",
+				len(pods), w.Key(), c.Key(), kubeClaimWhere(c), s.km.Why, strings.Join(pods, ", "), on), lvl, true
 		},
 		remedy: func(s subject) []string {
 			return []string{
-				"Scale the workload to one pod now (kubectl scale --replicas=1, or the patches of the findings beside this one), then give the claim ReadWriteOncePod so that a second pod cannot mount it; check the database with preflight check --deep once one pod is left.",
+				onePodNow(kubeWorkload(s)) + ", then give the claim ReadWriteOncePod so that a second pod cannot mount it; check the database with preflight check --deep once one pod is left.",
+			}
+		},
+	},
+	{
+		Rule: Rule{SQLiteClaimOnNetwork, LevelWarn, "kube audit: a claim that holds SQLite data is bound to a PersistentVolume on a network filesystem (nfs, cephfs, glusterfs, azureFile; CSI drivers such as nfs.csi.k8s.io, smb.csi.k8s.io, cephfs.csi.ceph.com, efs.csi.aws.com, file.csi.azure.com): POSIX locks across nodes are not reliable there, and WAL's shared memory never crosses a node (error when the PV's mount options keep locks on the node: nolock, nobrl, local_lock=all or posix)"}, scope: ScopeManifest, commands: []string{"kube audit"},
+		match: func(s subject) (string, Level, bool) {
+			c := kubeClaim(s)
+			if !kubeWriter(s) || c == nil || c.Template != "" || c.At == nil || !c.At.Live() || !c.FromPV() || c.Storage.Class != mounts.ClassNetwork || !kubeFirstOfClaim(s) {
+				return "", "", false
+			}
+			on := c.Storage.Source
+			switch {
+			case c.Storage.Driver != "":
+				on = "CSI driver " + c.Storage.Driver
+			case c.Storage.NFSServer != "":
+				on = "nfs " + c.Storage.NFSServer + ":" + c.Storage.NFSPath
+			}
+			if local := localLocks(c.Storage.MountOptions); local != "" {
+				return fmt.Sprintf("claim %s (%s) is bound to PersistentVolume %s on %s, a network filesystem, mounted with %s: each node keeps its locks to itself, so pods on two nodes (a rollout, a reschedule, a second replica) write the database without seeing each other's locks, even in DELETE mode",
+					c.Key(), s.km.Why, c.Volume, on, local), LevelError, true
+			}
+			return fmt.Sprintf("claim %s (%s) is bound to PersistentVolume %s on %s, a network filesystem: POSIX locks across nodes are not reliable there (the server's lock manager, leases that lapse), and WAL's shared memory never crosses a node, so a second pod on another node (a rollout, a reschedule) can corrupt the database",
+				c.Key(), s.km.Why, c.Volume, on), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{
+				"Move the database to a block volume that one node mounts: a claim with accessModes [ReadWriteOncePod] on a block StorageClass (a local disk, EBS, a Persistent Disk, Azure Disk, Ceph RBD, Longhorn ReadWriteOnce); copy it once with preflight migrate while the application is stopped.",
+				"If it must stay on the share: one writer pod (replicas: 1, strategy Recreate), journal_mode=DELETE (preflight run exports PREFLIGHT_JOURNAL_MODE=delete), and mount options that keep locks on the server (no nolock, nobrl or local_lock).",
 			}
 		},
 	},
@@ -234,6 +266,22 @@ var manifestRules = []rule{
 	},
 }
 
+// localLocks names the mount options that keep byte-range locks on the
+// client (the node), not the server: nolock (NFS), nobrl (SMB/CIFS),
+// local_lock=all or posix (NFS); "" when none does.
+func localLocks(opts []string) string {
+	var out []string
+	for _, o := range opts {
+		for _, f := range strings.Split(o, ",") {
+			switch f = strings.TrimSpace(f); f {
+			case "nolock", "nobrl", "local_lock=all", "local_lock=posix":
+				out = append(out, f)
+			}
+		}
+	}
+	return strings.Join(out, ",")
+}
+
 // kubeManyWriters says how the workload runs several pods at once on its
 // volumes (replicas above 1, an update that starts the new pod first, a
 // pod per node, CronJob runs that may overlap); empty when it runs one.
@@ -249,6 +297,27 @@ func kubeManyWriters(w *manifest.Workload) string {
 		return "has concurrencyPolicy " + w.Strategy + " (a run may start while the last one goes on)"
 	}
 	return ""
+}
+
+// onePodNow is the command that leaves the workload's pods that run now
+// at one: kubectl scale for the kinds with a scale subresource, a
+// parallelism patch for a Job or a CronJob's jobs (the running Jobs of a
+// CronJob go on: delete all but one).
+func onePodNow(w *manifest.Workload) string {
+	ns := ""
+	if w.Namespace != "" {
+		ns = " -n " + shell.Quote(w.Namespace)
+	}
+	obj := shell.Quote(strings.ToLower(w.Kind) + "/" + w.Name)
+	switch w.Kind {
+	case manifest.KindJob:
+		return fmt.Sprintf("Run one pod now: kubectl patch%s %s --type merge -p %s", ns, obj, shell.Quote(`{"spec":{"parallelism":1}}`))
+	case manifest.KindCronJob:
+		return fmt.Sprintf("Start no more runs beside the last: kubectl patch%s %s --type merge -p %s, and delete all but one of its running Jobs (kubectl get jobs%s)", ns, obj, shell.Quote(`{"spec":{"concurrencyPolicy":"Forbid","jobTemplate":{"spec":{"parallelism":1}}}}`), ns)
+	case manifest.KindDaemonSet, manifest.KindPod:
+		return fmt.Sprintf("Stop all but one of its pods now (a %s cannot be scaled: run the application as a Deployment with replicas: 1)", w.Kind)
+	}
+	return fmt.Sprintf("Scale it to one pod now: kubectl scale%s %s --replicas=1", ns, obj)
 }
 
 // kubePatches give, for a finding ID, the JSON merge patch that fixes it
@@ -500,8 +569,9 @@ func claimPatch(s subject) *report.KubePatch {
 		return nil
 	}
 	mode := kubeapi.ReadWriteOncePod
-	if c.Storage.Source == "nfs" {
-		mode = kubeapi.ReadWriteOnce // in-tree NFS has no ReadWriteOncePod
+	switch c.Storage.Source {
+	case "nfs", "cephfs", "glusterfs", "azureFile":
+		mode = kubeapi.ReadWriteOnce // in-tree sources have no ReadWriteOncePod (a CSI access mode)
 	}
 	var patch []byte
 	if c.Template != "" {
@@ -513,7 +583,7 @@ func claimPatch(s subject) *report.KubePatch {
 		return nil
 	}
 	p := &report.KubePatch{Kind: o.Kind, Name: o.Name, Namespace: o.Namespace, At: o.At, Merge: patch}
-	if n := s.r.Manifests.ObjectsIn(o.At.File); n == 1 && o.At.File != "-" {
+	if n := s.r.Manifests.ObjectsIn(o.At.File); n == 1 && o.At.File != "-" && !o.At.Live() {
 		p.Command = fmt.Sprintf("kubectl patch --local -f %s --type merge -p %s -o yaml", shell.Quote(o.At.File), shell.Quote(string(patch)))
 	}
 	return p
@@ -544,6 +614,87 @@ func templatesPatch(o *manifest.Object, name, mode string) []byte {
 		return nil
 	}
 	return b
+}
+
+// MergePatches merges the patches of the findings that are not ignored
+// into one per object (kind, namespace and name), in the order the
+// objects first have one: a JSON merge patch of the union of the fields
+// (RFC 7386 composes: a later patch's field wins; their objects merge),
+// which kubectl patch applies in one request. A merged patch is live when
+// every one of its patches is (a claim's or a volumeClaimTemplate's is
+// for the manifest only); its command is that of its patches' kind, with
+// the merged document. Nil when no finding has a patch.
+func MergePatches(fs []Finding) []report.KubePatch {
+	var out []report.KubePatch
+	docs := []map[string]any{}
+	first := []*report.KubePatch{} // the one patch of an object that has one
+	for _, f := range fs {
+		p := f.Patch
+		if p == nil || f.Ignored {
+			continue
+		}
+		var doc map[string]any
+		if json.Unmarshal(p.Merge, &doc) != nil {
+			continue
+		}
+		i := slices.IndexFunc(out, func(o report.KubePatch) bool {
+			return o.Kind == p.Kind && o.Namespace == p.Namespace && o.Name == p.Name
+		})
+		if i < 0 {
+			out = append(out, report.KubePatch{Kind: p.Kind, Name: p.Name, Namespace: p.Namespace, At: p.At, Live: true})
+			docs = append(docs, map[string]any{})
+			first = append(first, p)
+			i = len(out) - 1
+		} else {
+			first[i] = nil
+		}
+		m := &out[i]
+		mergeInto(docs[i], doc)
+		if !slices.Contains(m.Fixes, f.ID) {
+			m.Fixes = append(m.Fixes, f.ID)
+		}
+		switch {
+		case !p.Live && m.Live:
+			m.Live, m.Command = false, p.Command
+		case p.Live == m.Live && m.Command == "":
+			m.Command = p.Command
+		}
+	}
+	for i := range out {
+		if p := first[i]; p != nil {
+			// One patch: as the finding has it, keys in its order.
+			out[i].Merge, out[i].Live, out[i].Command = p.Merge, p.Live, p.Command
+			continue
+		}
+		b, err := json.Marshal(docs[i])
+		if err != nil {
+			panic(err) // decoded JSON encodes
+		}
+		out[i].Merge = b
+		if prefix, _, ok := strings.Cut(out[i].Command, " --type merge -p "); ok {
+			cmd := prefix + " --type merge -p " + shell.Quote(string(b))
+			if !out[i].Live {
+				cmd += " -o yaml"
+			}
+			out[i].Command = cmd
+		}
+	}
+	return out
+}
+
+// mergeInto applies merge patch src to dst as RFC 7386 composes two
+// patches: objects merge key by key, any other value (null included)
+// replaces.
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		sv, ok := v.(map[string]any)
+		dv, ok2 := dst[k].(map[string]any)
+		if ok && ok2 {
+			mergeInto(dv, sv)
+			continue
+		}
+		dst[k] = v
+	}
 }
 
 // ManifestRemedy is the remedy that the manifest rule id gives (for the

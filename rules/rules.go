@@ -194,6 +194,10 @@ type Rule struct {
 type rule struct {
 	Rule
 	scope Scope
+	// commands, when set, are the only commands that raise the finding
+	// (the reference's "raised by"), in place of its scope's
+	// (scopeCommands): a rule that needs facts only one of them has.
+	commands []string
 	// action is what a caller does with the finding (Wants, Has).
 	action Action
 	// startRefusal is the reason run logs when an ActRefuseStart finding

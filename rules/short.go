@@ -102,5 +102,6 @@ var short = map[ID]string{
 	WriteLockHeld:     "write lock held past the busy timeout",
 
 	LivePodsOnSQLiteClaim:    "pods of one workload share a claim now",
+	SQLiteClaimOnNetwork:     "SQLite claim bound to a network filesystem",
 	LinterAnnotationConflict: "linter annotations ask for a second writer",
 }

@@ -171,7 +171,7 @@ func renderKube(w io.Writer, r *preflight.Report, format string) error {
 	if _, ok := r.Probes[preflight.ProbeKubeAudit]; ok {
 		from = "cluster" // kube audit: Files is the API server
 	}
-	fmt.Fprintf(&b, "%s: %s (%d objects, %d workloads)\n\n", from, strings.Join(a.Files, ", "), a.Objects, len(a.Workloads))
+	fmt.Fprintf(&b, "%s: %s (%s, %s)\n\n", from, strings.Join(a.Files, ", "), count(a.Objects, "object", "objects"), count(len(a.Workloads), "workload", "workloads"))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKLOAD\tVOLUME\tSOURCE\tCLASS\tMODES\tPATHS\tRW\tDATA")
 	for _, m := range a.Mounts {
@@ -212,21 +212,40 @@ func renderKube(w io.Writer, r *preflight.Report, format string) error {
 		for _, rem := range f.Remedy {
 			fmt.Fprintf(&b, "  fix: %s\n", rem)
 		}
-		if p := f.Patch; p != nil {
-			from := ""
-			if p.At.Template != "" {
-				from = ", from " + p.At.Template
-			}
-			fmt.Fprintf(&b, "  patch (%s %s, %s line %d%s): %s\n", p.Kind, p.Name, p.At.File, p.At.Line, from, p.Merge)
-			if p.Command != "" {
-				fmt.Fprintf(&b, "  run: %s\n", p.Command)
-			}
-		}
 	}
+	renderPatches(&b, r.Patches)
 	renderNotJudged(&b, a)
 	fmt.Fprintf(&b, "\nverdict: %s\n", r.Verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderPatches writes the findings' patches, merged into one per object
+// (Report.Patches): the object (its file and line, or for a live one its
+// namespace, kind and name), the findings it fixes, the patch and the
+// command that applies it.
+func renderPatches(b *strings.Builder, ps []preflight.KubePatch) {
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\npatches (one per object, each fixing every finding above on it):\n")
+	for _, p := range ps {
+		where := manifest.ObjectKey(p.Kind, p.Name, p.Namespace)
+		if !p.At.Live() {
+			where += fmt.Sprintf(", %s line %d", p.At.File, p.At.Line)
+			if p.At.Template != "" {
+				where += ", from " + p.At.Template
+			}
+		}
+		fixes := make([]string, len(p.Fixes))
+		for i, id := range p.Fixes {
+			fixes[i] = string(id)
+		}
+		fmt.Fprintf(b, "  %s (fixes %s): %s\n", where, strings.Join(fixes, ", "), p.Merge)
+		if p.Command != "" {
+			fmt.Fprintf(b, "    run: %s\n", p.Command)
+		}
+	}
 }
 
 // renderNotJudged names the read-write claims of images the catalogue
@@ -241,7 +260,7 @@ func renderNotJudged(b *strings.Builder, a *manifest.Analysis) {
 		}
 	}
 	if len(names) > 0 {
-		fmt.Fprintf(b, "\nnot judged: %d read-write claims of images not in the catalogue (name those that hold SQLite data with --data-claim):\n  %s\n", len(names), strings.Join(names, "\n  "))
+		fmt.Fprintf(b, "\nnot judged: %s of images not in the catalogue (name those that hold SQLite data with --data-claim):\n  %s\n", count(len(names), "read-write claim", "read-write claims"), strings.Join(names, "\n  "))
 	}
 	var other []string
 	for _, m := range a.Mounts {

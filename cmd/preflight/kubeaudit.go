@@ -79,7 +79,14 @@ func (c *KubeAuditCmd) Run(g *Globals) error {
 		return err
 	}
 	for _, d := range cl.Denied {
+		if d.Resource == "namespaces" {
+			fmt.Fprintf(g.stderr, "preflight: warning: %s refused: whether the namespaces given with -n exist is unknown (grant get on namespaces, as examples/kubernetes/audit-rbac.yaml does)\n", d)
+			continue
+		}
 		fmt.Fprintf(g.stderr, "preflight: warning: %s refused: the claims' storage is unknown where only those objects say it\n", d)
+	}
+	for _, ns := range cl.MissingNamespaces {
+		fmt.Fprintf(g.stderr, "preflight: warning: -n %s: the cluster has no namespace %s; nothing was read there\n", ns, ns)
 	}
 	if err := renderKube(g.stdout, r, c.Format); err != nil {
 		return err

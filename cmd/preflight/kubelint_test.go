@@ -44,7 +44,7 @@ func TestKubeExitCodes(t *testing.T) {
 		{[]string{"-f", filepath.Join(pub, "uptime-kuma-k8s"), "--fail-on", "warn", "--ignore", "rolling-update-on-sqlite-claim"}, exitOK, "INFO rolling-update-on-sqlite-claim (ignored)"},
 		{[]string{"-f", filepath.Join(pub, "uptime-kuma-example", "kubernetes-example.yaml"), "--fail-on", "warn"}, exitOK, "verdict: ok"},
 		{[]string{"-f", filepath.Join(hand, "rwx-nfs-class.yaml")}, exitUnsafe, "ERROR rwx-on-network-class: claim vault/vw-data"},
-		{[]string{"-f", filepath.Join(hand, "static-nfs-pv.yaml")}, exitOK, "not judged: 1 read-write claims of images not in the catalogue (name those that hold SQLite data with --data-claim):\n  jobs/job/importer claim jobs/app-db\n"},
+		{[]string{"-f", filepath.Join(hand, "static-nfs-pv.yaml")}, exitOK, "not judged: 1 read-write claim of images not in the catalogue (name those that hold SQLite data with --data-claim):\n  jobs/job/importer claim jobs/app-db\n"},
 		{[]string{"-f", filepath.Join(hand, "rwx-nfs-class.yaml"), "--fail-on", "never"}, exitOK, "verdict: unsafe"},
 		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "pihole-dnspolicy-twice.yaml")}, exitOK, "WARN duplicate-manifest-key: " + filepath.Join(kubeTestdata, "homelab", "pihole-dnspolicy-twice.yaml") + ` line 53: key "dnsPolicy" of pihole/deployment/pihole is written 2 times in spec.template.spec (earlier at line 37): the value at line 53 was read`},
 		{[]string{"-f", filepath.Join(kubeTestdata, "homelab", "vaultwarden-backup-cronjob.yaml")}, exitOK, "WARN cronjob-overlap-on-sqlite-claim: vaultwarden/cronjob/vaultwarden-backup has concurrencyPolicy Allow (the default: the field is absent) and mounts claim vaultwarden/vaultwarden-data"},

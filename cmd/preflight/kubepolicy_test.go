@@ -123,9 +123,23 @@ func TestKubeAuditCommand(t *testing.T) {
 	}
 	c.MustApply(objects)
 	out, stderr, code := runMain(t, "kube", "audit", "--kubeconfig", kc)
-	wantRun := `run: kubectl patch deployment vaultwarden -n vault --type merge -p '{"metadata":{"annotations":{"kube-score/ignore":"deployment-strategy,deployment-replicas","polaris.fairwinds.com/deploymentMissingReplicas-exempt":"true"}},"spec":{"replicas":1}}'`
+	// One merged patch per object: the Deployment's fixes its rolling
+	// update and its replicas at once; a live object is named by its
+	// namespace, kind and name, never a line of a file.
+	wantRun := `run: kubectl patch deployment vaultwarden -n vault --type merge -p '{"metadata":{"annotations":{"kube-score/ignore":"deployment-strategy,deployment-replicas","polaris.fairwinds.com/deploymentMissingReplicas-exempt":"true"}},"spec":{"replicas":1,"strategy":{"rollingUpdate":null,"type":"Recreate"}}}'`
 	if code != exitUnsafe || !strings.Contains(out, "replicas-on-sqlite-claim: vault/deployment/vaultwarden runs replicas: 2 and every pod mounts claim vault/vw-data") || !strings.Contains(out, "cronjob-overlap-on-sqlite-claim: vault/cronjob/vw-backup") || !strings.Contains(out, wantRun) || !strings.Contains(out, "cluster: "+c.URL) {
 		t.Errorf("preflight kube audit: exit %d, stdout %q, stderr %q; want the finding and %s", code, out, stderr, wantRun)
+	}
+	if n := strings.Count(out, "run: kubectl patch deployment vaultwarden "); n != 1 || strings.Contains(out, "cluster line") || !strings.Contains(out, "  vault/deployment/vaultwarden (fixes rolling-update-on-sqlite-claim, replicas-on-sqlite-claim): ") {
+		t.Errorf("preflight kube audit: %d patch lines of the Deployment, want one, naming vault/deployment/vaultwarden, never a cluster line:\n%s", n, out)
+	}
+	out, stderr, _ = runMain(t, "kube", "audit", "--kubeconfig", kc, "-n", "quiet")
+	if !strings.Contains(out, " objects, 1 workload)") || stderr != "" {
+		t.Errorf("preflight kube audit -n quiet: stdout %q, stderr %q; want 1 workload and nothing on stderr", out, stderr)
+	}
+	out, stderr, _ = runMain(t, "kube", "audit", "--kubeconfig", kc, "-n", "no-such")
+	if want := "preflight: warning: -n no-such: the cluster has no namespace no-such; nothing was read there\n"; stderr != want || !strings.Contains(out, "(0 objects, 0 workloads)") {
+		t.Errorf("preflight kube audit -n no-such: stdout %q, stderr %q; want %q", out, stderr, want)
 	}
 	out, _, _ = runMain(t, "kube", "audit", "--kubeconfig", kc, "-n", "vault", "--format", "json")
 	if !strings.Contains(out, `"id": "replicas-on-sqlite-claim"`) || !strings.Contains(out, `"file": "cluster"`) {

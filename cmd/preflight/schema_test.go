@@ -71,6 +71,11 @@ func reportSchema() []byte {
 			"compose":     map[string]any{"type": "object"},
 			"manifests":   map[string]any{"type": "object"},
 			"findings":    arrayOf(ref("finding")),
+			// kube: the findings' patches, one per object.
+			"patches": arrayOf(object([]string{"kind", "name", "merge", "live", "fixes"}, map[string]any{
+				"kind": str, "name": str, "namespace": str, "at": map[string]any{"type": "object"},
+				"merge": map[string]any{"type": "object"}, "live": boolean, "command": str, "fixes": strs,
+			})),
 		})
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["$id"] = rules.DocsURL + reportSchemaPath

@@ -28,6 +28,8 @@ type Storage struct {
 	// Class is the filesystem class; mounts.ClassUnknown for a driver not
 	// in the table (never treated as safe).
 	Class mounts.Class `json:"class"`
+	// MountOptions are a PV's spec.mountOptions (nolock, nobrl, ...).
+	MountOptions []string `json:"mount_options,omitempty"`
 }
 
 // Network CSI drivers and provisioners: files served by another machine,
@@ -91,8 +93,19 @@ func ClassifyDriver(driver string, accessModes []string) mounts.Class {
 // ClassifyPV classifies a PersistentVolume by its source; a PV without a
 // source this package knows is mounts.ClassUnknown.
 func ClassifyPV(pv *PersistentVolume) Storage {
-	s := pv.Spec
+	st := classifyPV(pv.Spec)
+	st.MountOptions = pv.Spec.MountOptions
+	return st
+}
+
+func classifyPV(s PersistentVolumeSpec) Storage {
 	switch {
+	case s.CephFS != nil:
+		return Storage{Source: "cephfs", Class: mounts.ClassNetwork}
+	case s.Glusterfs != nil:
+		return Storage{Source: "glusterfs", Class: mounts.ClassNetwork}
+	case s.AzureFile != nil:
+		return Storage{Source: "azureFile", Class: mounts.ClassNetwork}
 	case s.NFS != nil:
 		return Storage{Source: "nfs", NFSServer: s.NFS.Server, NFSPath: s.NFS.Path, Class: mounts.ClassNetwork}
 	case s.CSI != nil:

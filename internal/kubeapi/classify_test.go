@@ -89,3 +89,23 @@ func TestSurgesNewPod(t *testing.T) {
 		}
 	}
 }
+
+// In-tree network sources of a PV (cephfs, glusterfs, azureFile) are
+// network filesystems, as their CSI drivers are; a PV keeps its mount
+// options.
+func TestClassifyInTreeNetworkPV(t *testing.T) {
+	for _, c := range []struct{ spec, source string }{
+		{`{"cephfs":{"monitors":["10.0.0.1:6789"]},"mountOptions":["noatime"]}`, "cephfs"},
+		{`{"glusterfs":{"endpoints":"g","path":"v"},"mountOptions":["noatime"]}`, "glusterfs"},
+		{`{"azureFile":{"secretName":"s","shareName":"x"},"mountOptions":["noatime"]}`, "azureFile"},
+	} {
+		var pv kubeapi.PersistentVolume
+		if err := json.Unmarshal([]byte(`{"metadata":{"name":"pv"},"spec":`+c.spec+`}`), &pv); err != nil {
+			t.Fatal(err)
+		}
+		st := kubeapi.ClassifyPV(&pv)
+		if st.Class != mounts.ClassNetwork || st.Source != c.source || len(st.MountOptions) != 1 {
+			t.Errorf("ClassifyPV(%s) = %+v, want network, source %s, its mount option", c.spec, st, c.source)
+		}
+	}
+}

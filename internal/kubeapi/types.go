@@ -104,6 +104,8 @@ type PodStatus struct {
 type Container struct {
 	Name         string        `json:"name"`
 	Image        string        `json:"image,omitempty"`
+	Command      []string      `json:"command,omitempty"`
+	Args         []string      `json:"args,omitempty"`
 	Env          []EnvVar      `json:"env,omitempty"`
 	EnvFrom      []EnvFrom     `json:"envFrom,omitempty"`
 	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
@@ -261,6 +263,13 @@ type PersistentVolumeSpec struct {
 	CSI              *CSIPersistentSource `json:"csi,omitempty"`
 	HostPath         *HostPathSource      `json:"hostPath,omitempty"`
 	Local            *LocalSource         `json:"local,omitempty"`
+	// CephFS, Glusterfs and AzureFile are in-tree network sources, read
+	// for their presence.
+	CephFS    *json.RawMessage `json:"cephfs,omitempty"`
+	Glusterfs *json.RawMessage `json:"glusterfs,omitempty"`
+	AzureFile *json.RawMessage `json:"azureFile,omitempty"`
+	// MountOptions are the PV's spec.mountOptions (nolock, nobrl, ...).
+	MountOptions []string `json:"mountOptions,omitempty"`
 }
 
 // ObjectReference is a PV's claimRef.

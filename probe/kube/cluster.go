@@ -45,10 +45,15 @@ type Cluster struct {
 	Objects []Object `json:"-"`
 	// Pods are every pod read, with the workload that owns it.
 	Pods []kubeapi.PodPlacement `json:"pods"`
-	// Denied are the cluster-scoped lists RBAC refused
-	// (PersistentVolumes, StorageClasses): the claims' storage is then
-	// unknown. A refused namespaced list is an error.
+	// Denied are the cluster-scoped requests RBAC refused: the lists of
+	// PersistentVolumes and StorageClasses (the claims' storage is then
+	// unknown), and get namespaces (whether the namespaces asked for exist
+	// is then unknown). A refused namespaced list is an error.
 	Denied []Permission `json:"denied,omitempty"`
+	// MissingNamespaces are the namespaces asked for
+	// (ClusterOptions.Namespaces) that do not exist (get namespaces
+	// answered 404): nothing was read there.
+	MissingNamespaces []string `json:"missing_namespaces,omitempty"`
 }
 
 // Object is one object read, as JSON.
@@ -127,6 +132,9 @@ func ReadCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 	defer c.close()
 	out := &Cluster{Server: cfg.Server}
 	owners := map[string][2]string{} // "ns/Kind/name" of a ReplicaSet or Job -> its owner's kind and name
+	if err := out.checkNamespaces(ctx, c, opts.Namespaces); err != nil {
+		return nil, err
+	}
 	namespaces := opts.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{""}
@@ -153,6 +161,31 @@ func ReadCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkNamespaces gets each namespace asked for: one that is not found
+// goes to MissingNamespaces (a list in it answers an empty list, which
+// would read as a namespace where all is well); a refused get is
+// recorded in Denied, once.
+func (cl *Cluster) checkNamespaces(ctx context.Context, c *client, names []string) error {
+	for _, ns := range names {
+		var v struct {
+			Metadata kubeapi.ObjectMeta `json:"metadata"`
+		}
+		err := c.get(ctx, "/api/v1/namespaces/"+url.PathEscape(ns), nil, &v, "get", "namespaces", "", ns)
+		var ae *APIError
+		switch {
+		case err == nil:
+		case errors.As(err, &ae) && ae.Code == http.StatusNotFound:
+			cl.MissingNamespaces = append(cl.MissingNamespaces, ns)
+		case errors.As(err, &ae) && ae.Code == http.StatusForbidden:
+			cl.Denied = append(cl.Denied, Permission{Verb: "get", Resource: "namespaces"})
+			return nil
+		default:
+			return err
+		}
+	}
+	return nil
 }
 
 // add records one listed object of kind k.
