@@ -62,6 +62,7 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	defer c.close()
 
 	var self *Container
+	var notFound string // why findSelf found no container, when it says
 	if local.id != "" || local.marker != "" {
 		var how string
 		var err error
@@ -72,6 +73,8 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 		}
 		if self != nil {
 			res.Self, res.SelfHow, res.InContainer = self, how, true
+		} else {
+			notFound = how
 		}
 	}
 	// Volumes that are bind mounts of a host directory in disguise: their
@@ -88,7 +91,7 @@ func Probe(ctx context.Context, dataPaths []string, opts Options) Result {
 	case local.id != "":
 		// In a container the engine does not know (another engine, a pod
 		// sandbox): we cannot tell where our data comes from.
-		res.note(fmt.Sprintf("own container %s (from %s) not found on the engine", short(local.id), local.how))
+		res.note(fmt.Sprintf("own container %s (from %s) not found on the engine%s", short(local.id), local.how, notFound))
 		sure = false
 	default:
 		for i, p := range dataPaths {
@@ -575,18 +578,21 @@ func (c *conn) findSelf(ctx context.Context, local localSelf, env func(string) s
 // joinedSelf finds our container, whose hostname files are those of
 // container id, among the containers that joined another's network
 // namespace (directly or through a chain), by the overlay upperdir of our
-// root filesystem. It returns nil without error when none matches: our
-// container is then unknown, and the caller says so.
+// root filesystem. It returns nil without error when none matches, with
+// how many it looked at: our container is then unknown, and the caller
+// says so.
 func (c *conn) joinedSelf(ctx context.Context, id, upperDir string) (*Container, string, error) {
 	list, _, err := c.list(ctx)
 	if err != nil {
 		return nil, "", err
 	}
+	joined := 0
 	for i := range list {
 		s := &list[i]
 		if !strings.HasPrefix(s.HostConfig.NetworkMode, "container:") {
 			continue // only a container that joined a network namespace, directly or through a chain
 		}
+		joined++
 		r, err := c.cli.ContainerInspect(ctx, s.ID, client.ContainerInspectOptions{})
 		if ctx.Err() != nil {
 			// Out of time: say so, rather than that no container is ours.
@@ -599,7 +605,7 @@ func (c *conn) joinedSelf(ctx context.Context, id, upperDir string) (*Container,
 			return fromInspect(&r.Container), "mountinfo, network namespace of " + short(id), nil
 		}
 	}
-	return nil, "", nil
+	return nil, fmt.Sprintf(": its hostname files are those of %s, and none of the %d running containers that joined a network namespace has our root filesystem (upperdir %s)", short(id), joined, upperDir), nil
 }
 
 // upperDirOf is the container's writable layer directory from its
