@@ -48,8 +48,9 @@ type WriterOptions struct {
 	Starting bool
 	// ProcTimeout bounds how long the /proc entries of any one process may
 	// take to read (procfs.Options.Timeout): one that does not answer
-	// makes the process probe unsure, never "no writer". Zero means
-	// Options.FSTimeout in Check, else 5 s.
+	// makes the process probe unsure, never "no writer". It bounds each
+	// lock query too (locks.ProbeWithin): one that does not answer makes
+	// the lock probe fail. Zero means Options.FSTimeout in Check, else 5 s.
 	ProcTimeout time.Duration
 	// Converted lists databases that `preflight convert` (the entrypoint's
 	// --on-unsafe convert policy) converted to DELETE at an earlier start,
@@ -179,7 +180,7 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 	}
 	var targets []procfs.Target
 	for _, db := range dbs {
-		f.locks[db.Path], f.locksErr[db.Path] = locks.Probe(db.Path)
+		f.locks[db.Path], f.locksErr[db.Path] = locks.ProbeWithin(ctx, db.Path, procTimeout(opts))
 		t, err := procfs.TargetFor(db.Path)
 		if err != nil {
 			f.targetErr[db.Path] = err
@@ -234,7 +235,7 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 			wg.Add(1)
 			go func(path string) {
 				defer wg.Done()
-				res, err := locks.Watch(ctx, path, opts.Watch, lockWatchInterval)
+				res, err := locks.Watch(ctx, path, opts.Watch, lockWatchInterval, procTimeout(opts))
 				mu.Lock()
 				f.lockWatch[path], f.lockErr[path] = res, err
 				mu.Unlock()
@@ -281,6 +282,8 @@ func attribute(ctx context.Context, r *Report, d *DataDir, db *Database, f *writ
 	db.LockHolders = lockHolders(ctx, f, f.locks[db.Path].Locks, db.JournalMode == sqlitefile.JournalWAL, byPID)
 	if w, ok := f.lockWatch[db.Path]; ok && f.lockErr[db.Path] == nil {
 		db.LockWatch = &w
+	} else if err := f.lockErr[db.Path]; err != nil && f.locksErr[db.Path] == nil {
+		p.Blind = append(p.Blind, "lock watch: "+err.Error())
 	}
 	foreign := attributeLocks(ctx, db, f, byPID, &pids)
 	sort.Ints(pids)

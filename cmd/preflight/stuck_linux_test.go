@@ -66,3 +66,31 @@ func TestCheckBesideStoppedFUSE(t *testing.T) {
 		t.Errorf("locks: want %q in\n%s", want, out)
 	}
 }
+
+// TestLocksStuckLockQueries: a database on a filesystem that answers
+// opens, reads and stats but never a lock query (an NFS mount whose lock
+// daemon is gone; here a FUSE server that handles locks and is stuck).
+// locks, locks --watch and check finish within their timeouts and say the
+// lock probe failed: never "no lock held", never verdict ok.
+func TestLocksStuckLockQueries(t *testing.T) {
+	backing := t.TempDir()
+	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
+	mnt := testdb.StuckLocksFUSE(t, backing)
+	path := filepath.Join(mnt, "app.db")
+
+	for _, args := range [][]string{
+		{"locks", "--docker", "off", "--fs-timeout", "1s", path},
+		{"locks", "--docker", "off", "--fs-timeout", "1s", "--watch", "1s", path},
+	} {
+		out, code := runMainWithin(t, 20*time.Second, args...)
+		if code == exitOK || strings.Contains(out, "no lock held") || strings.Contains(out, "verdict: ok") || !strings.Contains(out, "locks not probed (failed)") {
+			t.Errorf("preflight %s: exit %d, want the lock probe failed, a non-zero exit:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+	out, code := runMainWithin(t, 20*time.Second, "check", "--docker", "off", "--fs-timeout", "1s", "--format", "json", mnt)
+	r := decodeReport(t, out)
+	db := r.DataDirs[0].Databases[0]
+	if code == exitOK || db.WriterProbes.Locks != preflight.ProbeFailed || db.WriterProbes.Sure {
+		t.Errorf("check: exit %d, locks %q sure %v, want failed, unsure, non-zero:\n%s", code, db.WriterProbes.Locks, db.WriterProbes.Sure, out)
+	}
+}

@@ -75,9 +75,52 @@ func (n *directNode) Create(ctx context.Context, name string, flags, mode uint32
 	return in, fh, fl | fuse.FOPEN_DIRECT_IO, errno
 }
 
+// MountStuckLocks is Mount with file locks forwarded to the FUSE server
+// (fuse.MountOptions.EnableLocks), which never answers a lock query
+// (F_GETLK, F_OFD_GETLK): the caller blocks, as against an NFS mount
+// whose lock daemon is gone, while opens, reads and stats answer. unmount
+// releases the blocked queries (they fail with EIO) before unmounting.
+func MountStuckLocks(backingDir, mountpoint, name string) (unmount func() error, err error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(backingDir, &st); err != nil {
+		return nil, fmt.Errorf("mount fuse loopback of %s: %w", backingDir, err)
+	}
+	release := make(chan struct{})
+	lr := &fs.LoopbackRoot{Path: backingDir, Dev: uint64(st.Dev),
+		NewNode: func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
+			return &stuckLockNode{LoopbackNode: fs.LoopbackNode{RootData: r}, release: release}
+		}}
+	root := lr.NewNode(lr, nil, "", &st)
+	lr.RootNode = root
+	um, err := mountWith(root, backingDir, mountpoint, name, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	return func() error { close(release); return um() }, nil
+}
+
+// stuckLockNode is a loopback node whose lock queries wait for release.
+type stuckLockNode struct {
+	fs.LoopbackNode
+	release chan struct{}
+}
+
+var _ fs.NodeGetlker = (*stuckLockNode)(nil)
+
+func (n *stuckLockNode) Getlk(ctx context.Context, _ fs.FileHandle, _ uint64, _ *fuse.FileLock, _ uint32, _ *fuse.FileLock) syscall.Errno {
+	<-n.release
+	return syscall.EIO
+}
+
 // mount serves root on mountpoint under name, with the FUSE capabilities
 // in disabled (fuse.CAP_*) left out of the negotiation.
 func mount(root fs.InodeEmbedder, backingDir, mountpoint, name string, disabled uint64) (unmount func() error, err error) {
+	return mountWith(root, backingDir, mountpoint, name, disabled, false)
+}
+
+// mountWith is mount, with file locks forwarded to the server when locks
+// is set.
+func mountWith(root fs.InodeEmbedder, backingDir, mountpoint, name string, disabled uint64, locks bool) (unmount func() error, err error) {
 	if name == "" {
 		return nil, errors.New("mount fuse loopback: empty name")
 	}
@@ -88,6 +131,7 @@ func mount(root fs.InodeEmbedder, backingDir, mountpoint, name string, disabled 
 			AllowOther:           true,
 			DirectMount:          true,
 			DisabledCapabilities: disabled,
+			EnableLocks:          locks,
 		},
 	})
 	if err != nil {

@@ -19,3 +19,9 @@ func Mount(backingDir, mountpoint, name string) (unmount func() error, err error
 func MountDirectIO(backingDir, mountpoint, name string) (unmount func() error, err error) {
 	return nil, fmt.Errorf("mount fuse loopback: not supported on %s/%s", runtime.GOOS, runtime.GOARCH)
 }
+
+// MountStuckLocks is only implemented on 64-bit Linux; elsewhere it
+// returns an error.
+func MountStuckLocks(backingDir, mountpoint, name string) (unmount func() error, err error) {
+	return nil, fmt.Errorf("mount fuse loopback: not supported on %s/%s", runtime.GOOS, runtime.GOARCH)
+}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/preflight-sqlite/preflight/internal/fuseloop"
 )
 
 // StoppedFUSE mounts backing on a new directory through the fuseloop
@@ -99,4 +101,28 @@ func HoldOnStoppedFUSE(t testing.TB) (pid int, mnt string) {
 	stop()
 	time.Sleep(1500 * time.Millisecond)
 	return holder.Process.Pid, mnt
+}
+
+// StuckLocksFUSE mounts backing on a new directory through a FUSE
+// loopback served in this process (fuse.nfs-stuck-locks) that forwards
+// file locks to its server and never answers a lock query: F_GETLK and
+// F_OFD_GETLK there block, as on an NFS mount whose lock daemon is gone,
+// while opens, reads and stats answer. Cleanup releases the blocked
+// queries and unmounts. It skips (fails under CI=true) without root or
+// /dev/fuse.
+func StuckLocksFUSE(t testing.TB, backing string) (mnt string) {
+	t.Helper()
+	NeedFUSE(t)
+	mnt = t.TempDir()
+	unmount, err := fuseloop.MountStuckLocks(backing, mnt, "nfs-stuck-locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := unmount(); err != nil {
+			t.Error(err)
+			syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+	})
+	return mnt
 }

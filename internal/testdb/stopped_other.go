@@ -28,3 +28,10 @@ func HoldOnStoppedFUSE(t testing.TB) (pid int, mnt string) {
 	t.Skipf("a FUSE mount needs Linux, not %s", runtime.GOOS)
 	return 0, ""
 }
+
+// StuckLocksFUSE needs Linux; elsewhere it skips the test.
+func StuckLocksFUSE(t testing.TB, backing string) (mnt string) {
+	t.Helper()
+	t.Skipf("a FUSE mount needs Linux, not %s", runtime.GOOS)
+	return ""
+}

@@ -25,7 +25,10 @@
 package locks
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/preflight-sqlite/preflight/probe/sqlitefile"
 )
@@ -33,6 +36,48 @@ import (
 // ErrNotSupported means that the operation needs Linux's fcntl(2) lock
 // queries.
 var ErrNotSupported = errors.New("not supported on this operating system")
+
+// ErrNoAnswer means that a lock query was not answered in time: the
+// filesystem forwards locks to a server that does not answer (an NFS
+// mount whose lock daemon is gone, a FUSE daemon that handles locks and
+// is stuck).
+var ErrNoAnswer = errors.New("did not answer")
+
+// DefaultTimeout is ProbeWithin's and Watch's bound when theirs is 0.
+const DefaultTimeout = 5 * time.Second
+
+// ProbeWithin is Probe bounded by ctx and by timeout (DefaultTimeout when
+// 0). When Probe has not returned by then, it returns an error wrapping
+// ErrNoAnswer (or ctx's error) and a Result with Sure false; the query
+// left behind keeps one thread blocked until the filesystem answers, and
+// must not be followed by an SQLite connection to dbPath in this process
+// (its closing descriptors would drop that connection's locks).
+func ProbeWithin(ctx context.Context, dbPath string, timeout time.Duration) (Result, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	type answer struct {
+		res Result
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := Probe(dbPath)
+		ch <- answer{res, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	var err error
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	case <-t.C:
+		err = fmt.Errorf("query locks on %s: %w within %s (the filesystem forwards lock queries to a server that is stuck)", dbPath, ErrNoAnswer, timeout)
+	case <-ctx.Done():
+		err = fmt.Errorf("query locks on %s: %w", dbPath, context.Cause(ctx))
+	}
+	return Result{Locks: []Lock{}, Err: err.Error()}, err
+}
 
 // Lock is one lock held by another owner on one of SQLite's lock ranges.
 type Lock struct {

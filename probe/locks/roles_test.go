@@ -213,7 +213,7 @@ func TestWatch(t *testing.T) {
 	ctx := context.Background()
 	done := make(chan locks.Watched)
 	go func() {
-		w, err := locks.Watch(ctx, path, 3*time.Second, 10*time.Millisecond)
+		w, err := locks.Watch(ctx, path, 3*time.Second, 10*time.Millisecond, 0)
 		if err != nil {
 			t.Error(err)
 		}
@@ -234,7 +234,7 @@ func TestWatch(t *testing.T) {
 
 	s.Send(t, "begin immediate; insert into t values (3);")
 	rolesOf(t, path, locks.RoleWALWrite, true)
-	w, err := locks.Watch(ctx, path, 400*time.Millisecond, 10*time.Millisecond)
+	w, err := locks.Watch(ctx, path, 400*time.Millisecond, 10*time.Millisecond, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -52,12 +53,14 @@ type holdKey struct {
 
 // Watch probes dbPath's locks every interval (at least 10ms) for window
 // and reports how long each holder kept the WAL write lock, RESERVED,
-// PENDING or EXCLUSIVE, recovery or a checkpoint. The same warning as
-// Probe's applies: no SQLite connection to dbPath may be open in this
-// process. It returns ctx's error when ctx ends first (with what was seen
-// so far), and Probe's error when the first probe fails; a later failed
-// sample is skipped.
-func Watch(ctx context.Context, dbPath string, window, interval time.Duration) (Watched, error) {
+// PENDING or EXCLUSIVE, recovery or a checkpoint. Each sample is bounded
+// by timeout as in ProbeWithin. The same warning as Probe's applies: no
+// SQLite connection to dbPath may be open in this process. It returns
+// ctx's error when ctx ends first (with what was seen so far), Probe's
+// error when the first probe fails, and an error wrapping ErrNoAnswer
+// (with what was seen so far) when a sample is not answered in time; a
+// later failed sample is skipped.
+func Watch(ctx context.Context, dbPath string, window, interval, timeout time.Duration) (Watched, error) {
 	interval = max(interval, 10*time.Millisecond)
 	w := Watched{Window: window, Interval: interval, Holds: []Hold{}}
 	open := map[holdKey]time.Time{} // stretches running, by when first seen
@@ -81,9 +84,12 @@ func Watch(ctx context.Context, dbPath string, window, interval time.Duration) (
 	var err error
 	for {
 		now := time.Now()
-		res, perr := Probe(dbPath)
-		if perr != nil && w.Samples == 0 {
-			return w, fmt.Errorf("watch locks: %w", perr)
+		res, perr := ProbeWithin(ctx, dbPath, timeout)
+		if perr != nil && (w.Samples == 0 || errors.Is(perr, ErrNoAnswer)) {
+			// A stuck query is not retried: each would leave another
+			// thread blocked.
+			err = fmt.Errorf("watch locks: %w", perr)
+			break
 		}
 		if perr == nil {
 			w.Samples++
