@@ -199,6 +199,9 @@ const (
 	// WriteLockHeld: --watch: a process held the write lock longer than
 	// the busy timeout: other writers get "database is locked".
 	WriteLockHeld ID = "write-lock-held"
+	// LocksNotProbed: preflight locks: the lock probe of a database (or its
+	// --watch) failed, so who holds its locks is not known.
+	LocksNotProbed ID = "locks-not-probed"
 	// DockerUnreachable: the Docker Engine API did not answer (or not
 	// completely), so other containers could not be checked: reported when a
 	// database exists (error with --docker required, always).

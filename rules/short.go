@@ -100,6 +100,7 @@ var short = map[ID]string{
 	MountNotInspected: "writable mount not inspected",
 	WALResetBug:       "last written by a SQLite with the WAL-reset bug",
 	WriteLockHeld:     "write lock held past the busy timeout",
+	LocksNotProbed:    "lock holders not known: the lock probe failed",
 
 	LivePodsOnSQLiteClaim:    "pods of one workload share a claim now",
 	SQLiteClaimOnNetwork:     "SQLite claim bound to a network filesystem",

@@ -180,6 +180,30 @@ var writerRules = []rule{
 		},
 	},
 	{
+		Rule: Rule{LocksNotProbed, LevelWarn, "preflight locks: the lock probe of a database failed (a file it could not open, a filesystem whose lock queries do not answer), or its --watch did: who holds the database's locks is not known, not \"no lock held\""}, scope: ScopeDatabase,
+		match: func(s subject) (string, Level, bool) {
+			if !s.opt.Locks {
+				return "", "", false
+			}
+			var why []string
+			for _, b := range s.db.WriterProbes.Blind {
+				if strings.HasPrefix(b, "locks: ") || strings.HasPrefix(b, "lock watch: ") {
+					why = append(why, b)
+				}
+			}
+			if s.db.WriterProbes.Locks != report.ProbeFailed && len(why) == 0 {
+				return "", "", false
+			}
+			if len(why) == 0 {
+				why = append(why, "locks: "+string(s.db.WriterProbes.Locks))
+			}
+			return fmt.Sprintf("%s: who holds its locks is not known (%s)", filepath.Base(s.db.Path), strings.Join(why, "; ")), "", true
+		},
+		remedy: func(s subject) []string {
+			return []string{"Run preflight locks as root, or as the user that owns the database and its -shm, on the machine (or in the container) that has the database; on a network filesystem whose lock queries do not answer, check its lock service (NFS: rpc.statd and lockd on the server)."}
+		},
+	},
+	{
 		Rule: Rule{DockerUnreachable, LevelInfo, "the Docker Engine API did not answer (or not completely), so other containers could not be checked: reported when a database exists (error with --docker required, always)"}, scope: ScopeReport,
 		match: func(s subject) (string, Level, bool) {
 			d := s.r.Docker

@@ -45,7 +45,7 @@ func newLocksCmd(g *Globals) *cobra.Command {
 	enumVar(fs, &c.Docker, "docker", "auto", "Name the container of each holder through the Docker Engine API: auto (when reachable), off, or required.", "auto", "off", "required")
 	fs.DurationVar(&c.DockerTimeout, "docker-timeout", 2*time.Second, "Longest wait for the Docker Engine API.")
 	fs.DurationVar(&c.FSTimeout, "fs-timeout", 5*time.Second, "Longest wait for stat, readdir and one process's /proc entries.")
-	flagDoc(fs, "fs-timeout", "Longest wait for a path to answer a stat and a directory read (a stuck FUSE daemon or NFS server), and for one process's /proc entries (a process holding a file on such a filesystem): one that does not answer makes the answer unsure, not empty.")
+	flagDoc(fs, "fs-timeout", "Longest wait for a path to answer a stat and a directory read (a stuck FUSE daemon or NFS server), for one process's /proc entries (a process holding a file on such a filesystem), and for each lock query (a filesystem that forwards locks to a server that is stuck): one that does not answer makes the answer unsure, not empty.")
 	flagGroup(fs, dockerFlags, "docker", "docker-timeout")
 	return cmd
 }

@@ -71,19 +71,24 @@ func TestCheckBesideStoppedFUSE(t *testing.T) {
 // opens, reads and stats but never a lock query (an NFS mount whose lock
 // daemon is gone; here a FUSE server that handles locks and is stuck).
 // locks, locks --watch and check finish within their timeouts and say the
-// lock probe failed: never "no lock held", never verdict ok.
+// lock probe failed: never "no lock held", never verdict ok, for a
+// rollback-mode database (which no other finding flags) too.
 func TestLocksStuckLockQueries(t *testing.T) {
 	backing := t.TempDir()
 	testdb.Make(t, filepath.Join(backing, "app.db"), "wal", 1)
+	testdb.Make(t, filepath.Join(backing, "del.db"), "delete", 1)
 	mnt := testdb.StuckLocksFUSE(t, backing)
 	path := filepath.Join(mnt, "app.db")
+	del := filepath.Join(mnt, "del.db")
 
 	for _, args := range [][]string{
 		{"locks", "--docker", "off", "--fs-timeout", "1s", path},
 		{"locks", "--docker", "off", "--fs-timeout", "1s", "--watch", "1s", path},
+		{"locks", "--docker", "off", "--fs-timeout", "1s", del},
 	} {
 		out, code := runMainWithin(t, 20*time.Second, args...)
-		if code == exitOK || strings.Contains(out, "no lock held") || strings.Contains(out, "verdict: ok") || !strings.Contains(out, "locks not probed (failed)") {
+		if code == exitOK || strings.Contains(out, "no lock held") || strings.Contains(out, "verdict: ok") || !strings.Contains(out, "locks not probed (failed)") ||
+			!strings.Contains(out, "WARN locks-not-probed") || !strings.Contains(out, "did not answer within 1s") {
 			t.Errorf("preflight %s: exit %d, want the lock probe failed, a non-zero exit:\n%s", strings.Join(args, " "), code, out)
 		}
 	}
