@@ -330,7 +330,7 @@ func recipe(rep *preflight.Report, res *Result, opts Options) ([]string, []strin
 	self := rep.Docker.Self
 	switch {
 	case self != nil && self.ComposeService != "" && !self.OneOff:
-		svc, dc := self.ComposeService, self.ComposeCommand()
+		svc, dc := self.ComposeServiceArg(), self.ComposeCommand()
 		return []string{
 			dc + " stop " + svc,
 			fmt.Sprintf("%s run --rm --no-deps --entrypoint %s %s %s", dc, prog, svc, args),

@@ -154,7 +154,7 @@ func (w Writer) Stop() string {
 	case w.Kind == WriterPod:
 		return podStop(w.Pod)
 	case w.Kind == WriterContainer && w.Container.ComposeService != "" && !w.Container.OneOff:
-		return w.Container.ComposeCommand() + " stop " + w.Container.ComposeService
+		return w.Container.ComposeCommand() + " stop " + w.Container.ComposeServiceArg()
 	case w.Kind == WriterContainer:
 		return "docker stop " + w.Container.Name
 	case w.PID > 0:

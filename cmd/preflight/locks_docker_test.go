@@ -47,42 +47,16 @@ func dockerRun(t *testing.T, args ...string) string {
 // advise removing it. Every command locks prints is then run as printed:
 // docker stop releases the lock.
 func TestLocksHolderInContainer(t *testing.T) {
-	needEngine(t)
-	work := t.TempDir()
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(work, "sqlserve"), "../../internal/testdb/sqlserve")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build sqlserve: %v\n%s", err, out)
-	}
-	df := "FROM scratch\nCOPY sqlserve /sqlserve\nENTRYPOINT [\"/sqlserve\"]\n"
-	if err := os.WriteFile(filepath.Join(work, "Dockerfile"), []byte(df), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	label := fmt.Sprintf("preflight.test=locks%d", os.Getpid())
-	tag := fmt.Sprintf("preflight-locks-test:%d", os.Getpid())
-	dockerRun(t, "build", "-q", "--label", label, "-t", tag, work)
-	t.Cleanup(func() { exec.Command("docker", "rmi", "-f", tag).Run() })
-
+	tag, label := sqlserveImage(t)
 	data := t.TempDir()
 	testdb.Make(t, filepath.Join(data, "app.db"), "wal", 1)
 	name := fmt.Sprintf("preflight-locks-%d", os.Getpid())
 	stopped := name + "-stopped"
 	t.Cleanup(func() { exec.Command("docker", "rm", "-f", name, stopped).Run() })
 	dockerRun(t, "create", "--name", stopped, "--label", label, "-v", data+":/data", tag, "/data/app.db")
-	c := testdb.StartCmd(t, exec.Command("docker", "run", "-i", "--rm", "--name", name, "--label", label, "-v", data+":/data", tag, "/data/app.db"))
-	c.Do(t, "begin immediate")
-	c.Do(t, "insert into t(v) values ('held')")
+	c := holdInContainer(t, data, "docker", "run", "-i", "--rm", "--name", name, "--label", label, "-v", data+":/data", tag, "/data/app.db")
 	id := dockerRun(t, "inspect", "--format", "{{.Id}}", name)
-
 	path := filepath.Join(data, "app.db")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if res, _ := locks.Probe(path); len(res.Locks) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no lock on app.db within 10s")
-		}
-	}
 	out, _, _ := runMain(t, "locks", "--docker-timeout", "10s", "--watch", "400ms", "--busy-timeout", "100ms", path)
 	who := "(/sqlserve /data/app.db, user root, container " + name + ")"
 	for _, want := range []string{
@@ -121,4 +95,91 @@ func TestLocksHolderInContainer(t *testing.T) {
 			t.Errorf("locks after docker stop %s:\n%s\nwant no lock held", name, out)
 		}
 	})
+}
+
+// sqlserveImage builds a FROM scratch image of testdb's sqlserve (SQL
+// lines on stdin against the database named by its argument) and returns
+// its tag and the label that marks what the test made.
+func sqlserveImage(t *testing.T) (tag, label string) {
+	t.Helper()
+	needEngine(t)
+	work := t.TempDir()
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(work, "sqlserve"), "../../internal/testdb/sqlserve")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build sqlserve: %v\n%s", err, out)
+	}
+	df := "FROM scratch\nCOPY sqlserve /sqlserve\nENTRYPOINT [\"/sqlserve\"]\n"
+	if err := os.WriteFile(filepath.Join(work, "Dockerfile"), []byte(df), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	label = fmt.Sprintf("preflight.test=locks%d", os.Getpid())
+	tag = fmt.Sprintf("preflight-locks-test:%d", os.Getpid())
+	dockerRun(t, "build", "-q", "--label", label, "-t", tag, work)
+	t.Cleanup(func() { exec.Command("docker", "rmi", "-f", tag).Run() })
+	return tag, label
+}
+
+// holdInContainer starts argv (a docker run -i of sqlserveImage on
+// data/app.db), takes the WAL write lock in it, and waits until the lock
+// shows.
+func holdInContainer(t *testing.T, data string, argv ...string) *testdb.Child {
+	t.Helper()
+	c := testdb.StartCmd(t, exec.Command(argv[0], argv[1:]...))
+	c.Do(t, "begin immediate")
+	c.Do(t, "insert into t(v) values ('held')")
+	path := filepath.Join(data, "app.db")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if res, _ := locks.Probe(path); len(res.Locks) > 0 {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no lock on app.db within 10s")
+		}
+	}
+}
+
+// TestLocksHostileComposeService: a container whose compose service label
+// is a shell command line ("app; touch MARKER; echo"), or starts with
+// '-', holds the write lock. The docker compose stop line locks prints
+// stops that container when run as printed, and runs nothing else.
+func TestLocksHostileComposeService(t *testing.T) {
+	tag, label := sqlserveImage(t)
+	for i, service := range []string{"app; touch MARKER; echo ", "-h"} {
+		data := t.TempDir()
+		testdb.Make(t, filepath.Join(data, "app.db"), "wal", 1)
+		marker := filepath.Join(t.TempDir(), "pwned")
+		service = strings.ReplaceAll(service, "MARKER", marker)
+		name := fmt.Sprintf("preflight-hostile-%d-%d", os.Getpid(), i)
+		project := fmt.Sprintf("hostile%d-%d", os.Getpid(), i)
+		t.Cleanup(func() { exec.Command("docker", "rm", "-f", name).Run() })
+		c := holdInContainer(t, data, "docker", "run", "-i", "--rm", "--name", name, "--label", label,
+			"--label", "com.docker.compose.project="+project, "--label", "com.docker.compose.service="+service,
+			"--label", "com.docker.compose.config-hash=h", "--label", "com.docker.compose.oneoff=False",
+			"-v", data+":/data", tag, "/data/app.db")
+
+		out, _, _ := runMain(t, "locks", "--docker-timeout", "10s", filepath.Join(data, "app.db"))
+		var stop string
+		for _, cmd := range testdb.PrintedCommands(out) {
+			if strings.HasPrefix(cmd, "docker compose ") {
+				stop = cmd
+			}
+		}
+		if stop == "" {
+			t.Fatalf("service %q: locks printed no docker compose stop line:\n%s", service, out)
+		}
+		if out, code := testdb.RunPrinted(t, stop, bin); code != 0 {
+			t.Errorf("%s, as printed: exit %d\n%s", stop, code, out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("service %q: running %s as printed ran the label's command (%s exists)", service, stop, marker)
+		}
+		done := make(chan struct{})
+		go func() { c.Cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("service %q: %s, as printed, did not stop container %s", service, stop, name)
+		}
+	}
 }

@@ -239,6 +239,19 @@ func (c *Container) ComposeCommand() string {
 	return s
 }
 
+// ComposeServiceArg is c's compose service as it follows a docker compose
+// subcommand (stop, start, run's options) on a command line: one shell
+// word, after "--" when it starts with '-' (so that a label such as
+// "-h" or "x; rm -rf ~" names the service, never an option or a second
+// command).
+func (c *Container) ComposeServiceArg() string {
+	q := shell.Quote(c.ComposeService)
+	if strings.HasPrefix(c.ComposeService, "-") {
+		return "-- " + q
+	}
+	return q
+}
+
 // sourceOf finds the mount of our container holding data path p (absolute,
 // symlinks resolved). mountpoint is the deepest mountpoint over p from our
 // own mount table, or "" when unknown; when it is known, only a mount with
