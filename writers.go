@@ -72,6 +72,9 @@ type writerFacts struct {
 	lockWatch map[string]locks.Watched
 	lockErr   map[string]error
 	targetErr map[string]error
+	// innerIDs are the container ids nested below an outermost one in a
+	// holder's cgroup path (containerOf), innermost last.
+	innerIDs map[string][]string
 	// selfContainer is the container this process runs in, from its own
 	// cgroup ("" when none or not visible there, as with a private cgroup
 	// namespace; the Docker probe's Self then names it).
@@ -83,11 +86,21 @@ type writerFacts struct {
 // own container is stopped by its PID, not by stopping the container
 // preflight runs in).
 func (f *writerFacts) containerOf(cgroup string) string {
-	id, _ := docker.ContainerIDFromCgroup(strings.NewReader(cgroup))
-	if id == "" || id == f.selfContainer || f.docker.Self != nil && id == f.docker.Self.ID {
+	ids, _ := docker.ContainerIDsFromCgroup(strings.NewReader(cgroup))
+	if len(ids) == 0 {
 		return ""
 	}
-	return id
+	for _, id := range ids {
+		if id == f.selfContainer || f.docker.Self != nil && id == f.docker.Self.ID {
+			return ""
+		}
+	}
+	// The outermost id, which the process cannot choose; the inner ones
+	// are tried when the engine does not know it (nameHolderContainers).
+	if len(ids) > 1 {
+		f.innerIDs[ids[0]] = ids[1:]
+	}
+	return ids[0]
 }
 
 // containerOfPID is containerOf for process pid of /proc ("" when it
@@ -174,6 +187,7 @@ func runWriterProbes(ctx context.Context, dbs []*Database, dirPaths []string, op
 		locks: map[string]locks.Result{}, locksErr: map[string]error{},
 		activity: map[string]activity.Result{}, watchErr: map[string]error{}, targetErr: map[string]error{},
 		lockWatch: map[string]locks.Watched{}, lockErr: map[string]error{},
+		innerIDs: map[string][]string{},
 	}
 	if self, err := procfs.Describe(ctx, "", os.Getpid()); err == nil {
 		f.selfContainer, _ = docker.ContainerIDFromCgroup(strings.NewReader(self.Cgroup))
@@ -610,15 +624,26 @@ func nameHolderContainers(ctx context.Context, dbs []*Database, f *writerFacts, 
 		}
 		return c
 	}
+	// resolve names the outermost container id of a cgroup path, else the
+	// first nested one the engine knows (a container of an engine running
+	// in that container, when the engine asked is that one).
+	resolve := func(id string) (string, *docker.Container) {
+		for _, cand := range append([]string{id}, f.innerIDs[id]...) {
+			if c := name(cand); c != nil {
+				return cand, c
+			}
+		}
+		return id, nil
+	}
 	for _, db := range dbs {
 		for i := range db.LockHolders {
 			if h := &db.LockHolders[i]; h.ContainerID != "" {
-				h.Container = name(h.ContainerID)
+				h.ContainerID, h.Container = resolve(h.ContainerID)
 			}
 		}
 		for i := range db.Writers {
 			if w := &db.Writers[i]; w.Kind != report.WriterContainer && w.ContainerID != "" && w.Container == nil {
-				w.Container = name(w.ContainerID)
+				w.ContainerID, w.Container = resolve(w.ContainerID)
 			}
 		}
 	}

@@ -183,3 +183,53 @@ func TestLocksHostileComposeService(t *testing.T) {
 		}
 	}
 }
+
+// TestLocksCgroupNamedAfterAnotherContainer: a lock holder in container
+// A that made a cgroup named after container V's id inside its own (as a
+// privileged container can), so that its /proc/PID/cgroup reads
+// /docker/A/V, is A's: locks names A and prints docker stop A, never V,
+// which holds nothing. The holder here is a host sqlite3 moved into that
+// cgroup: the same /proc/PID/cgroup as such a process in A.
+func TestLocksCgroupNamedAfterAnotherContainer(t *testing.T) {
+	tag, label := sqlserveImage(t)
+	idle := t.TempDir()
+	a := fmt.Sprintf("preflight-cg-a-%d", os.Getpid())
+	v := fmt.Sprintf("preflight-cg-v-%d", os.Getpid())
+	t.Cleanup(func() { exec.Command("docker", "rm", "-f", a, v).Run() })
+	for _, n := range []string{a, v} {
+		dockerRun(t, "run", "-d", "-i", "--name", n, "--label", label, "-v", idle+":/data", tag, "/data/"+n+".db")
+	}
+	aID, vID := dockerRun(t, "inspect", "--format", "{{.Id}}", a), dockerRun(t, "inspect", "--format", "{{.Id}}", v)
+
+	// A's cgroup directory in the first hierarchy /proc/PID/cgroup lists.
+	aPID := dockerRun(t, "inspect", "--format", "{{.State.Pid}}", a)
+	cg, err := os.ReadFile("/proc/" + aPID + "/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := strings.SplitN(strings.SplitN(string(cg), "\n", 2)[0], ":", 3)
+	if len(first) != 3 || !strings.Contains(first[2], aID) {
+		t.Skipf("container %s's cgroup %q does not name it", a, cg)
+	}
+	hier := "/sys/fs/cgroup"
+	if first[1] != "" {
+		hier = filepath.Join(hier, strings.TrimPrefix(strings.Split(first[1], ",")[0], "name="))
+	}
+	spoof := filepath.Join(hier, first[2], vID)
+	if err := os.Mkdir(spoof, 0o755); err != nil {
+		t.Skipf("cannot make a cgroup inside container %s's (%v): needs root and a writable cgroup hierarchy", a, err)
+	}
+
+	path, s := sqlite3Holding(t, "wal", "begin immediate; insert into t values (2);", locks.RoleWALWrite)
+	t.Cleanup(func() {
+		s.Stop()
+		os.Remove(spoof)
+	})
+	if err := os.WriteFile(filepath.Join(spoof, "cgroup.procs"), []byte(itoa(s.Cmd.Process.Pid)), 0o644); err != nil {
+		t.Skipf("cannot move a process into %s: %v", spoof, err)
+	}
+	out, _, _ := runMain(t, "locks", "--docker-timeout", "10s", path)
+	if want := "container " + a + ") holds the write lock (WAL)"; !strings.Contains(out, want) || !strings.Contains(out, "docker stop "+a) || strings.Contains(out, v) {
+		t.Errorf("holder in cgroup %s: want %q and docker stop %s, never %s, in\n%s", spoof, want, a, v, out)
+	}
+}

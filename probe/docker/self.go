@@ -38,12 +38,29 @@ func ContainerIDFromMounts(t *mounts.Table) string {
 }
 
 // ContainerIDFromCgroup returns our container id from /proc/self/cgroup
-// content: the last path element of a line that is a 64-hex id, bare
-// (/docker/<id>) or as a systemd scope (docker-<id>.scope, libpod-<id>.scope,
-// cri-containerd-<id>.scope, crio-<id>.scope). Nested engines give
-// /docker/<outer>/docker/<inner>; the innermost id wins. It returns "" when
-// no line has one, as with cgroup v2 and a private cgroup namespace ("0::/").
+// content: the innermost of ContainerIDsFromCgroup. Nested engines give
+// /docker/<outer>/docker/<inner>; the innermost id is the container of
+// the engine nearest to us. It returns "" when no line has one, as with
+// cgroup v2 and a private cgroup namespace ("0::/").
 func ContainerIDFromCgroup(r io.Reader) (string, error) {
+	ids, err := ContainerIDsFromCgroup(r)
+	if len(ids) == 0 {
+		return "", err
+	}
+	return ids[len(ids)-1], err
+}
+
+// ContainerIDsFromCgroup returns the container ids in the first line of
+// /proc/PID/cgroup content that has one, outermost first: each path
+// element that is a 64-hex id, bare (/docker/<id>) or as a systemd scope
+// (docker-<id>.scope, libpod-<id>.scope, cri-containerd-<id>.scope,
+// crio-<id>.scope). The outermost is the container on the engine whose
+// cgroup tree holds the path; an inner one is either a nested engine's
+// container or a cgroup the process made inside its own container (a
+// privileged container can name one after any container's id), so an
+// inner id is only to be believed when the outer ones are unknown to the
+// engine asked.
+func ContainerIDsFromCgroup(r io.Reader) ([]string, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		// hierarchy-ID:controller-list:cgroup-path (cgroups(7))
@@ -51,20 +68,24 @@ func ContainerIDFromCgroup(r io.Reader) (string, error) {
 		if len(parts) != 3 {
 			continue
 		}
-		p := parts[2]
-		last := p[strings.LastIndexByte(p, '/')+1:]
-		last = strings.TrimSuffix(last, ".scope")
-		for _, pre := range []string{"docker-", "libpod-", "cri-containerd-", "crio-"} {
-			last = strings.TrimPrefix(last, pre)
+		var ids []string
+		for _, el := range strings.Split(parts[2], "/") {
+			el = strings.TrimSuffix(el, ".scope")
+			for _, pre := range []string{"docker-", "libpod-", "cri-containerd-", "crio-"} {
+				el = strings.TrimPrefix(el, pre)
+			}
+			if isHexID(el) {
+				ids = append(ids, el)
+			}
 		}
-		if isHexID(last) {
-			return last, nil
+		if len(ids) > 0 {
+			return ids, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("read cgroup: %w", err)
+		return nil, fmt.Errorf("read cgroup: %w", err)
 	}
-	return "", nil
+	return nil, nil
 }
 
 func isHexID(s string) bool {

@@ -3,6 +3,7 @@ package docker_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,6 +204,29 @@ func TestContainerIDFromCgroup(t *testing.T) {
 		got, err := docker.ContainerIDFromCgroup(strings.NewReader(tt.in))
 		if err != nil || got != tt.want {
 			t.Errorf("ContainerIDFromCgroup(%s) = %q, %v, want %q", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+// TestContainerIDsFromCgroup: every container id along the first path
+// that has one, outermost first: a cgroup a process in container A named
+// after container V's id reads /docker/A/V, and A is the one it cannot
+// choose.
+func TestContainerIDsFromCgroup(t *testing.T) {
+	const a = "583888ad53a06bf655340f704be886412c2254fe6095a62176c7d6e3ee304955"
+	const v = "c9d9fe70acc14ba18e911d62e783e9841d8f97899451551404d23b48834ffa82"
+	for _, tt := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"one", "9:name=systemd:/docker/" + a + "\n", []string{a}},
+		{"named after another", "9:name=systemd:/docker/" + a + "/" + v + "\n8:pids:/docker/" + a + "\n", []string{a, v}},
+		{"systemd scopes", "0::/system.slice/docker-" + a + ".scope/docker-" + v + ".scope\n", []string{a, v}},
+		{"host", "0::/system.slice/docker.service\n", nil},
+	} {
+		got, err := docker.ContainerIDsFromCgroup(strings.NewReader(tt.in))
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ContainerIDsFromCgroup(%s) = %q, %v, want %q", tt.name, got, err, tt.want)
 		}
 	}
 }
