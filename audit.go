@@ -18,6 +18,7 @@ import (
 	"github.com/preflight-sqlite/preflight/compose"
 	"github.com/preflight-sqlite/preflight/internal/fsbound"
 	"github.com/preflight-sqlite/preflight/internal/rawfile"
+	"github.com/preflight-sqlite/preflight/internal/shell"
 	"github.com/preflight-sqlite/preflight/probe/docker"
 	"github.com/preflight-sqlite/preflight/probe/kube"
 	"github.com/preflight-sqlite/preflight/probe/mounts"
@@ -234,7 +235,7 @@ func Audit(ctx context.Context, opts AuditOptions) (*AuditReport, error) {
 func judgeAudited(r *Report, root string, ignore []string, worst report.Level) report.Level {
 	r.Findings = judge(r, rules.Input{}, ignore)
 	if root != "" {
-		toContainerPaths(r, root)
+		toContainerPaths(r, root, r.Container)
 	}
 	w := r.Worst()
 	r.Verdict = report.VerdictOf(w)
@@ -483,14 +484,45 @@ func auditService(ctx context.Context, svc docker.SpecService, inv *docker.Inven
 // toContainerPaths names r's data directories, databases and findings by
 // the paths the container sees (/data, not /proc/PID/root/data): root is
 // the /proc/PID/root they were read through. The judging is done; the
-// paths are what the report and its remedies show.
-func toContainerPaths(r *Report, root string) {
+// paths are what the report shows. A remedy is a command to run on the
+// engine host: there each path of a bind mount or volume of c is its
+// source on the host (the path inside the container is valid in neither
+// place); a path of no such mount keeps the container's.
+func toContainerPaths(r *Report, root string, c *docker.Container) {
 	strip := func(s string) string {
 		if s == root {
 			return "/"
 		}
 		return strings.ReplaceAll(s, root+"/", "/")
 	}
+	// Remedies quote each path (shell.Quote): the quoted form of every
+	// database and data directory read here, longest first, is swapped
+	// for the quoted host path.
+	var swaps []string
+	for i := range r.DataDirs {
+		d := &r.DataDirs[i]
+		_, host := hostPathOf(c, d)
+		if host == nil {
+			continue
+		}
+		add := func(p string) { swaps = append(swaps, shell.Quote(p), shell.Quote(host(p))) }
+		add(d.Path)
+		for _, db := range d.Databases {
+			add(db.Path)
+			add(path.Dir(db.Path))
+		}
+	}
+	type pair struct{ from, to string }
+	var ps []pair
+	for i := 0; i < len(swaps); i += 2 {
+		ps = append(ps, pair{swaps[i], swaps[i+1]})
+	}
+	slices.SortStableFunc(ps, func(a, b pair) int { return cmp.Compare(len(b.from), len(a.from)) })
+	var args []string
+	for _, p := range ps {
+		args = append(args, p.from, p.to)
+	}
+	hostSide := strings.NewReplacer(args...)
 	for i := range r.DataDirs {
 		d := &r.DataDirs[i]
 		d.Path, d.Resolved = strip(d.Path), strip(d.Resolved)
@@ -504,7 +536,7 @@ func toContainerPaths(r *Report, root string) {
 		f.Path, f.Message = strip(f.Path), strip(f.Message)
 		f.Remedy = slices.Clone(f.Remedy)
 		for j := range f.Remedy {
-			f.Remedy[j] = strip(f.Remedy[j])
+			f.Remedy[j] = strip(hostSide.Replace(f.Remedy[j]))
 		}
 	}
 }
@@ -690,12 +722,10 @@ func auditWriters(ctx context.Context, all []*Report, inv *docker.Inventory, pro
 		var targets []docker.HostTarget
 		for j := range r.DataDirs {
 			d := &r.DataDirs[j]
-			m := mountOf(ac, d.ContainerPath)
-			if m == nil || m.Source == "" || m.Type == docker.MountTmpfs {
+			m, host := hostPathOf(ac, d)
+			if host == nil {
 				continue
 			}
-			under := path.Join(m.Source, strings.TrimPrefix(path.Clean(d.ContainerPath), path.Clean(m.Destination)))
-			host := func(p string) string { return path.Join(under, strings.TrimPrefix(p, d.Path)) }
 			targets = append(targets, docker.HostTarget{Label: d.Path, HostPath: host(d.Path), Mount: *m})
 			for _, db := range d.Databases {
 				targets = append(targets, docker.HostTarget{Label: db.Path, HostPath: host(db.Path), Mount: *m})
@@ -732,6 +762,19 @@ func copyAliases(f *writerFacts, alias map[string]string) {
 			}
 		}
 	}
+}
+
+// hostPathOf is c's mount holding data directory d (read at d.Path, seen
+// in the container at d.ContainerPath) and the function that turns a path
+// under d.Path into its path on the engine host; nil for a mount with no
+// host path (tmpfs, or none).
+func hostPathOf(c *docker.Container, d *DataDir) (*docker.MountRef, func(string) string) {
+	m := mountOf(c, d.ContainerPath)
+	if m == nil || m.Source == "" || m.Type == docker.MountTmpfs {
+		return nil, nil
+	}
+	under := path.Join(m.Source, strings.TrimPrefix(path.Clean(d.ContainerPath), path.Clean(m.Destination)))
+	return m, func(p string) string { return path.Join(under, strings.TrimPrefix(p, d.Path)) }
 }
 
 // mountOf is c's mount that holds p (a path inside it), or nil.

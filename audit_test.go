@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -530,5 +532,44 @@ func TestAuditContainerRootPaths(t *testing.T) {
 	}
 	if d := k.Report.DataDirs[0]; d.Path != "/app/data" || len(d.Databases) != 1 || d.Databases[0].Path != "/app/data/kuma.db" {
 		t.Errorf("Audit data dir %s databases %+v, want /app/data with /app/data/kuma.db", d.Path, d.Databases)
+	}
+}
+
+// TestAuditContainerRootRemedyPaths: an audit that reads a container
+// through /proc/PID/root (as a container with --pid host) prints remedies
+// to run on the engine host: the database of a bind mount by its source
+// there, quoted ("/srv/my data/app.db"), never by the path inside the
+// container (/data/app.db), which is a different file, or none, on the
+// host.
+func TestAuditContainerRootRemedyPaths(t *testing.T) {
+	testdb.NeedSQLite3(t)
+	proc := t.TempDir()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The Debian sqlite3 (before 3.51.3) writes it: wal-reset-bug, whose
+	// remedy is preflight convert PATH.
+	db := filepath.Join(root, "data", "app.db")
+	if out, err := exec.Command("sqlite3", db, "pragma journal_mode=wal; create table t(a);").CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3: %v\n%s", err, out)
+	}
+	const source = "/srv/my data"
+	cs := []fakeContainer{{id: hexID(4), name: "app", image: "example/app:1", state: "running", pid: 104,
+		mounts: `{"Type":"bind","Source":"` + source + `","Destination":"/data","RW":true}`}}
+	fakeProc(t, proc, 104, hexID(4), root)
+	linux := map[string]any{"OSType": "linux", "OperatingSystem": "Debian GNU/Linux 12", "Name": "host"}
+	ar := audit(t, auditEngine(t, linux, "", "", cs...), preflight.AuditOptions{Proc: proc})
+	var remedies []string
+	for _, f := range containerNamed(t, ar, "app").Report.Findings {
+		remedies = append(remedies, f.Remedy...)
+	}
+	if want := "preflight convert '" + source + "/app.db'"; !slices.Contains(remedies, want) {
+		t.Errorf("Audit through /proc/PID/root: remedies %q, want %q", remedies, want)
+	}
+	for _, r := range remedies {
+		if strings.Contains(r, " /data/app.db") || strings.Contains(r, filepath.Join(proc, "104")) {
+			t.Errorf("Audit through /proc/PID/root: remedy %q names a path that is not the database on the engine host", r)
+		}
 	}
 }
