@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -288,4 +289,41 @@ func TestAuditSwarmElsewhere(t *testing.T) {
 	wantIn(t, "audit text", out, "in 0 containers and 1 Swarm service with no task here; verdict: warn")
 	out, _, _ = runMain(t, "audit", "--format", "sarif")
 	wantIn(t, "audit sarif", out, "service swarm-capture: ")
+}
+
+// TestWritersHostileNames: writers --host-path lists a container whose
+// compose labels and mount destination carry newlines, tabs and terminal
+// escapes on one row of escaped cells, as audit does.
+func TestWritersHostileNames(t *testing.T) {
+	evil := `evil\nok  -  x\t\u001b[32m`
+	host := oneBindEngine(t, strings.Repeat("c4", 32), "app", "img", evil, evil, `/data\nrow2 \u202eko`)
+	t.Setenv("DOCKER_HOST", host)
+	ar := decodeAuditReport(t, host)
+	out, stderr, code := runMain(t, "writers", "--host-path", ar)
+	if code != exitOK {
+		t.Fatalf("writers: exit %d\n%s%s", code, out, stderr)
+	}
+	if !strings.Contains(out, `evil\nok`) || strings.ContainsAny(out, "\t\x1b\u202e") || strings.Contains(out, "\nrow2") || strings.Contains(out, "\nok  -") {
+		t.Errorf("writers output holds a raw tab, escape, bidi override or a line from a label:\n%q", out)
+	}
+}
+
+// decodeAuditReport is the bind source of the one container that
+// oneBindEngine at host serves.
+func decodeAuditReport(t *testing.T, host string) string {
+	t.Helper()
+	out, _, _ := runMain(t, "audit", "--format", "json")
+	var ar struct {
+		Containers []struct {
+			Mounts []struct {
+				Mount struct {
+					Source string `json:"source"`
+				} `json:"mount"`
+			} `json:"mounts"`
+		} `json:"containers"`
+	}
+	if err := json.Unmarshal([]byte(out), &ar); err != nil || len(ar.Containers) != 1 || len(ar.Containers[0].Mounts) != 1 {
+		t.Fatalf("audit --format json at %s: %v\n%s", host, err, out)
+	}
+	return ar.Containers[0].Mounts[0].Mount.Source
 }

@@ -115,7 +115,7 @@ func renderContainerWriters(g *Globals, res docker.Result, what string) error {
 		if w.Mount.Type == docker.MountVolume {
 			src = w.Mount.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s:%s\t%s\n", w.Container.Name, docker.ShortID(w.Container.ID), w.Container.Image, w.Container.State, strings.TrimSpace(svc), src, w.Mount.Destination, w.Relation)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(w.Container.Name), docker.ShortID(w.Container.ID), cell(w.Container.Image), cell(w.Container.State), cell(strings.TrimSpace(svc)), cell(src+":"+w.Mount.Destination), oneLine(w.Relation))
 	}
 	return tw.Flush()
 }
