@@ -115,7 +115,9 @@ func renderContainerWriters(g *Globals, res docker.Result, what string) error {
 		if w.Mount.Type == docker.MountVolume {
 			src = w.Mount.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(w.Container.Name), docker.ShortID(w.Container.ID), cell(w.Container.Image), cell(w.Container.State), cell(strings.TrimSpace(svc)), cell(src+":"+w.Mount.Destination), oneLine(w.Relation))
+		// The name and the mount in full (a reader copies them into a
+		// command), each cell one escaped line.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(w.Container.Name), docker.ShortID(w.Container.ID), cell(w.Container.Image), oneLine(w.Container.State), cell(strings.TrimSpace(svc)), oneLine(src+":"+w.Mount.Destination), oneLine(w.Relation))
 	}
 	return tw.Flush()
 }
