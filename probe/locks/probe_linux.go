@@ -15,7 +15,8 @@ import (
 
 // maxPerRange bounds the queries spent on one range. SQLite locks each
 // range whole, so one or two queries are the rule; more mean foreign locks
-// chopping the range up.
+// chopping the range up, and Probe then fails (not sure) rather than
+// report the rest of the range free.
 const maxPerRange = 64
 
 // Probe reports the POSIX record locks that other owners hold on SQLite's
@@ -35,7 +36,8 @@ const maxPerRange = 64
 //
 // Probe returns an error, and a Result with Sure false and Err set to the
 // same text, when the database or an existing -shm cannot be opened
-// read-only or queried; the error wraps fs.ErrNotExist when the database
+// read-only or queried, or when more than 64 locks chop one of SQLite's
+// lock ranges up (maxPerRange); the error wraps fs.ErrNotExist when the database
 // does not exist. Locks found before a failure are kept.
 func Probe(dbPath string) (Result, error) {
 	res := Result{Locks: []Lock{}, Sure: true}
@@ -241,8 +243,13 @@ func (p *prober) probe(fd int, ranges []lockRange, out *[]Lock) error {
 // kernel returns one conflicting lock, not necessarily the lowest, so the
 // parts before and after it are searched in turn.
 func (p *prober) find(fd int, r lockRange, from, to int64, budget *int, out *[]Lock) error {
-	if from >= to || *budget <= 0 {
+	if from >= to {
 		return nil
+	}
+	if *budget <= 0 {
+		// Not sure of the rest of the range: say so rather than that it
+		// is free.
+		return fmt.Errorf("more than %d locks chop up the %s lock range; stopped looking at byte %d", maxPerRange, r.name, from)
 	}
 	*budget--
 	lk, err := p.getlk(fd, from, to-from)
