@@ -382,24 +382,31 @@ func dataExpr(cat *compose.Catalogue) string {
 // image (manifest's declaredDir), the names of the volumes it mounts at,
 // above or inside one: the --data-dir values (comma-separated lists) of a
 // `preflight run` in its command and args (an argument whose base name is
-// preflight, then run, up to "--"), or the value of PREFLIGHT_DATA_DIR in
-// its env (a valueFrom is unknown). The arguments are joined with newlines
-// so that regular expressions find the run and its flags; a directory
-// with a ".." component matches every mount.
+// preflight, then run after any --mountinfo FILE, up to "--"; the
+// arguments as they are, and split into words as a shell's command
+// string is, as compose.PreflightRunDirs reads them), or the value of
+// PREFLIGHT_DATA_DIR in its env (a valueFrom is unknown). The arguments
+// are joined with newlines so that regular expressions find the run and
+// its flags; a directory with a ".." component matches every mount.
 func declaredExpr() string {
 	const (
 		argv = `('\n' + ((has(c.command) ? c.command : []) + (has(c.args) ? c.args : [])).join('\n') + '\n')`
-		// A preflight run and its arguments up to "--": each argument,
-		// but "--", then a newline.
-		run  = `\n(?:[^\n]*/)?preflight\nrun\n(?:(?:[^-\n][^\n]*|-|-[^-\n][^\n]*|--[^\n]+)?\n)*`
-		flag = `\n--data-dir(?:=|\n)[^\n]*`
+		// The same split into words, as a shell's command string (sh -c
+		// "exec preflight run --data-dir /data -- app") holds them:
+		// quotes dropped, a space, tab or carriage return a line break.
+		words = `.replace('"', '').replace("'", '').replace(' ', '\n').replace('\t', '\n').replace('\r', '\n')`
+		// A preflight run (after preflight's global flag --mountinfo) and
+		// its arguments up to "--": each argument, but "--", then a
+		// newline (empty arguments, between words, allowed).
+		run  = `\n(?:[^\n]*/)?preflight\n+(?:--mountinfo(?:=[^\n]*|\n+[^\n]*)\n+)*run\n(?:(?:[^-\n][^\n]*|-|-[^-\n][^\n]*|--[^\n]+)?\n)*`
+		flag = `\n--data-dir(?:=|\n+)[^\n]*`
 		q    = "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
 		dir  = "((d.trim().startsWith('/') ? '' : '/') + d.trim() + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
 	)
 	held := fmt.Sprintf(`d.trim() != '' && (%[1]s.startsWith(%[2]s) || %[2]s.startsWith(%[1]s) || %[2]s.matches(r'/\.{0,2}/') || %[1]s.contains('/../'))`, dir, q)
-	fromArgs := fmt.Sprintf("%s.findAll(%s).exists(s, s.findAll(%s).exists(f, f.substring(12).split(',').exists(d, %s)))", argv, celRaw(run), celRaw(flag), held)
+	fromArgs := fmt.Sprintf("[%[1]s, %[1]s%[2]s].exists(a, a.findAll(%[3]s).exists(s, s.findAll(%[4]s).exists(f, f.substring(12).split(',').exists(d, %[5]s))))", argv, words, celRaw(run), celRaw(flag), held)
 	fromEnv := fmt.Sprintf("has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR' && has(e.value) && !e.value.contains('$(') && e.value.split(',').exists(d, %s))", held)
-	return fmt.Sprintf("variables.containers.filter(c, has(c.volumeMounts) && (has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR') || (has(c.command) ? c.command : []).exists(a, a.endsWith('preflight')) || (has(c.args) ? c.args : []).exists(a, a.endsWith('preflight')))).map(c, c.volumeMounts.filter(m, %s || %s).map(m, m.name))", fromArgs, fromEnv)
+	return fmt.Sprintf("variables.containers.filter(c, has(c.volumeMounts) && (has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR') || (has(c.command) ? c.command : []).exists(a, a.contains('preflight')) || (has(c.args) ? c.args : []).exists(a, a.contains('preflight')))).map(c, c.volumeMounts.filter(m, %s || %s).map(m, m.name))", fromArgs, fromEnv)
 }
 
 // dirList is an entry's data directories, each with one trailing slash,
