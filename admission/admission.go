@@ -5,7 +5,8 @@
 // Deployment, ReplicaSet, StatefulSet (on a claim of its pod template) or
 // Job with more than one pod, a Deployment whose RollingUpdate surges, a
 // DaemonSet, or a CronJob whose runs may overlap, on a shared volume
-// (a claim, nfs, csi, or a hostPath but for a DaemonSet) that holds SQLite
+// (a claim, nfs, csi, an in-tree network or block source such as
+// azureFile or iscsi, or a hostPath but for a DaemonSet) that holds SQLite
 // data and that a container mounts read-write. Each refusal names the
 // finding ID, the object and the volume, and gives the finding's remedy.
 //
@@ -31,6 +32,7 @@ import (
 	"encoding/json"
 
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/internal/kubeapi"
 	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/rules"
 )
@@ -254,6 +256,9 @@ var (
 // variable.
 func (k kind) policy(name, held string) validatingAdmissionPolicy {
 	shared := "has(v.persistentVolumeClaim) || has(v.nfs) || has(v.csi)"
+	for _, s := range kubeapi.OtherSources {
+		shared += " || has(v." + s + ")"
+	}
 	if k.hostPathShared {
 		shared += " || has(v.hostPath)"
 	}
