@@ -320,7 +320,8 @@ func (k kind) policy(name, held string) validatingAdmissionPolicy {
 // cost budget). The mount path is compared as an absolute path (the API
 // server admits "data", which a runtime that accepts it mounts from the
 // container's root) with a trailing slash, "//" and "/./" folded; a path
-// with a ".." component matches every directory.
+// with a ".." component, or a directory still spelled with "//" after
+// the folding, matches every directory.
 func dataExpr(cat *compose.Catalogue) string {
 	type arm struct {
 		re   []string
@@ -378,7 +379,7 @@ func dataExpr(cat *compose.Catalogue) string {
 		all = append(all, a.re...)
 	}
 	q := "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
-	return fmt.Sprintf("variables.containers.filter(c, has(c.image) && has(c.volumeMounts) && c.image.lowerAscii().matches(%s)).map(c, (%s).map(d, c.volumeMounts.filter(m, d.startsWith(%s) || %s.startsWith(d) || %s.matches(r'/\\.{0,2}/')).map(m, m.name)))",
+	return fmt.Sprintf("variables.containers.filter(c, has(c.image) && has(c.volumeMounts) && c.image.lowerAscii().matches(%s)).map(c, (%s).map(d, c.volumeMounts.filter(m, d.startsWith(%s) || %s.startsWith(d) || %s.matches(r'/\\.{0,2}/') || d.matches(r'/\\.{0,2}/')).map(m, m.name)))",
 		celRaw(imageRegexp(strings.Join(all, "|"))), chain, q, q, q)
 }
 
@@ -398,20 +399,28 @@ func declaredExpr() string {
 		argv = `('\n' + ((has(c.command) ? c.command : []) + (has(c.args) ? c.args : [])).join('\n') + '\n')`
 		// The same split into words, as a shell's command string (sh -c
 		// "exec preflight run --data-dir /data -- app") holds them:
-		// quotes dropped, a space, tab or carriage return a line break.
+		// quotes dropped, a space, tab or carriage return a line break;
+		// read only when the arguments hold one (the cost budget).
 		words = `.replace('"', '').replace("'", '').replace(' ', '\n').replace('\t', '\n').replace('\r', '\n')`
+		split = `.matches(r'[ \t\r"\x27]')`
 		// A preflight run (after preflight's global flag --mountinfo) and
 		// its arguments up to "--": each argument, but "--", then a
 		// newline (empty arguments, between words, allowed).
 		run  = `\n(?:[^\n]*/)?preflight\n+(?:--mountinfo(?:=[^\n]*|\n+[^\n]*)\n+)*run\n(?:(?:[^-\n][^\n]*|-|-[^-\n][^\n]*|--[^\n]+)?\n)*`
 		flag = `\n--data-dir(?:=|\n+)[^\n]*`
+		env  = "(has(c.env) ? c.env.filter(e, e.name == 'PREFLIGHT_DATA_DIR' && has(e.value) && !e.value.contains('$(')).map(e, e.value) : []).join(',')"
 		q    = "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
 		dir  = "((d.trim().startsWith('/') ? '' : '/') + d.trim() + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
 	)
-	held := fmt.Sprintf(`d.trim() != '' && (%[1]s.startsWith(%[2]s) || %[2]s.startsWith(%[1]s) || %[2]s.matches(r'/\.{0,2}/') || %[1]s.contains('/../'))`, dir, q)
-	fromArgs := fmt.Sprintf("[%[1]s, %[1]s%[2]s].exists(a, a.findAll(%[3]s).exists(s, s.findAll(%[4]s).exists(f, f.substring(12).split(',').exists(d, %[5]s))))", argv, words, celRaw(run), celRaw(flag), held)
-	fromEnv := fmt.Sprintf("has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR' && has(e.value) && !e.value.contains('$(') && e.value.split(',').exists(d, %s))", held)
-	return fmt.Sprintf("variables.containers.filter(c, has(c.volumeMounts) && (has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR') || (has(c.command) ? c.command : []).exists(a, a.contains('preflight')) || (has(c.args) ? c.args : []).exists(a, a.contains('preflight')))).map(c, c.volumeMounts.filter(m, %s || %s).map(m, m.name))", fromArgs, fromEnv)
+	// Per container, its declared directories, each computed once (a
+	// one-element list mapped binds them) and compared with every mount:
+	// a directory or mount path still spelled with "//", "/./" or "/../"
+	// after the folding matches every mount.
+	args := fmt.Sprintf("([%[1]s] + (%[1]s%[2]s ? [%[1]s%[3]s] : [])).map(a, a.findAll(%[4]s).map(s, s.findAll(%[5]s).map(f, f.substring(12)).join(',')).join(',')).join(',')",
+		argv, split, words, celRaw(run), celRaw(flag))
+	dirs := fmt.Sprintf("(%s + ',' + %s).split(',').filter(d, d.trim() != '').map(d, %s)", args, env, dir)
+	held := fmt.Sprintf(`d.startsWith(%[1]s) || %[1]s.startsWith(d) || %[1]s.matches(r'/\.{0,2}/') || d.matches(r'/\.{0,2}/')`, q)
+	return fmt.Sprintf("variables.containers.filter(c, has(c.volumeMounts) && (has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR') || (has(c.command) ? c.command : []).exists(a, a.contains('preflight')) || (has(c.args) ? c.args : []).exists(a, a.contains('preflight')))).map(c, [%s].map(ds, c.volumeMounts.filter(m, ds.exists(d, %s)).map(m, m.name))[0])", dirs, held)
 }
 
 // dirList is an entry's data directories, each with one trailing slash,
