@@ -5,7 +5,8 @@
 // Deployment, ReplicaSet, StatefulSet (on a claim of its pod template) or
 // Job with more than one pod, a Deployment whose RollingUpdate surges, a
 // DaemonSet, or a CronJob whose runs may overlap, on a shared volume
-// (a claim, nfs, csi, or a hostPath but for a DaemonSet) that holds SQLite
+// (a claim, nfs, csi, an in-tree network or block source such as
+// azureFile or iscsi, or a hostPath but for a DaemonSet) that holds SQLite
 // data and that a container mounts read-write. Each refusal names the
 // finding ID, the object and the volume, and gives the finding's remedy.
 //
@@ -31,6 +32,7 @@ import (
 	"encoding/json"
 
 	"github.com/preflight-sqlite/preflight/compose"
+	"github.com/preflight-sqlite/preflight/internal/kubeapi"
 	"github.com/preflight-sqlite/preflight/manifest"
 	"github.com/preflight-sqlite/preflight/rules"
 )
@@ -254,6 +256,9 @@ var (
 // variable.
 func (k kind) policy(name, held string) validatingAdmissionPolicy {
 	shared := "has(v.persistentVolumeClaim) || has(v.nfs) || has(v.csi)"
+	for _, s := range kubeapi.OtherSources {
+		shared += " || has(v." + s + ")"
+	}
 	if k.hostPathShared {
 		shared += " || has(v.hostPath)"
 	}
@@ -315,7 +320,8 @@ func (k kind) policy(name, held string) validatingAdmissionPolicy {
 // cost budget). The mount path is compared as an absolute path (the API
 // server admits "data", which a runtime that accepts it mounts from the
 // container's root) with a trailing slash, "//" and "/./" folded; a path
-// with a ".." component matches every directory.
+// with a ".." component, or a directory still spelled with "//" after
+// the folding, matches every directory.
 func dataExpr(cat *compose.Catalogue) string {
 	type arm struct {
 		re   []string
@@ -373,7 +379,7 @@ func dataExpr(cat *compose.Catalogue) string {
 		all = append(all, a.re...)
 	}
 	q := "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
-	return fmt.Sprintf("variables.containers.filter(c, has(c.image) && has(c.volumeMounts) && c.image.lowerAscii().matches(%s)).map(c, (%s).map(d, c.volumeMounts.filter(m, d.startsWith(%s) || %s.startsWith(d) || %s.matches(r'/\\.{0,2}/')).map(m, m.name)))",
+	return fmt.Sprintf("variables.containers.filter(c, has(c.image) && has(c.volumeMounts) && c.image.lowerAscii().matches(%s)).map(c, (%s).map(d, c.volumeMounts.filter(m, d.startsWith(%s) || %s.startsWith(d) || %s.matches(r'/\\.{0,2}/') || d.matches(r'/\\.{0,2}/')).map(m, m.name)))",
 		celRaw(imageRegexp(strings.Join(all, "|"))), chain, q, q, q)
 }
 
@@ -382,24 +388,39 @@ func dataExpr(cat *compose.Catalogue) string {
 // image (manifest's declaredDir), the names of the volumes it mounts at,
 // above or inside one: the --data-dir values (comma-separated lists) of a
 // `preflight run` in its command and args (an argument whose base name is
-// preflight, then run, up to "--"), or the value of PREFLIGHT_DATA_DIR in
-// its env (a valueFrom is unknown). The arguments are joined with newlines
-// so that regular expressions find the run and its flags; a directory
-// with a ".." component matches every mount.
+// preflight, then run after any --mountinfo FILE, up to "--"; the
+// arguments as they are, and split into words as a shell's command
+// string is, as compose.PreflightRunDirs reads them), or the value of
+// PREFLIGHT_DATA_DIR in its env (a valueFrom is unknown). The arguments
+// are joined with newlines so that regular expressions find the run and
+// its flags; a directory with a ".." component matches every mount.
 func declaredExpr() string {
 	const (
 		argv = `('\n' + ((has(c.command) ? c.command : []) + (has(c.args) ? c.args : [])).join('\n') + '\n')`
-		// A preflight run and its arguments up to "--": each argument,
-		// but "--", then a newline.
-		run  = `\n(?:[^\n]*/)?preflight\nrun\n(?:(?:[^-\n][^\n]*|-|-[^-\n][^\n]*|--[^\n]+)?\n)*`
-		flag = `\n--data-dir(?:=|\n)[^\n]*`
+		// The same split into words, as a shell's command string (sh -c
+		// "exec preflight run --data-dir /data -- app") holds them:
+		// quotes dropped, a space, tab or carriage return a line break;
+		// read only when the arguments hold one (the cost budget).
+		words = `.replace('"', '').replace("'", '').replace(' ', '\n').replace('\t', '\n').replace('\r', '\n')`
+		split = `.matches(r'[ \t\r"\x27]')`
+		// A preflight run (after preflight's global flag --mountinfo) and
+		// its arguments up to "--": each argument, but "--", then a
+		// newline (empty arguments, between words, allowed).
+		run  = `\n(?:[^\n]*/)?preflight\n+(?:--mountinfo(?:=[^\n]*|\n+[^\n]*)\n+)*run\n(?:(?:[^-\n][^\n]*|-|-[^-\n][^\n]*|--[^\n]+)?\n)*`
+		flag = `\n--data-dir(?:=|\n+)[^\n]*`
+		env  = "(has(c.env) ? c.env.filter(e, e.name == 'PREFLIGHT_DATA_DIR' && has(e.value) && !e.value.contains('$(')).map(e, e.value) : []).join(',')"
 		q    = "((m.mountPath.startsWith('/') ? '' : '/') + m.mountPath + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
 		dir  = "((d.trim().startsWith('/') ? '' : '/') + d.trim() + '/').replace('/./', '/').replace('//', '/').replace('//', '/').replace('//', '/')"
 	)
-	held := fmt.Sprintf(`d.trim() != '' && (%[1]s.startsWith(%[2]s) || %[2]s.startsWith(%[1]s) || %[2]s.matches(r'/\.{0,2}/') || %[1]s.contains('/../'))`, dir, q)
-	fromArgs := fmt.Sprintf("%s.findAll(%s).exists(s, s.findAll(%s).exists(f, f.substring(12).split(',').exists(d, %s)))", argv, celRaw(run), celRaw(flag), held)
-	fromEnv := fmt.Sprintf("has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR' && has(e.value) && !e.value.contains('$(') && e.value.split(',').exists(d, %s))", held)
-	return fmt.Sprintf("variables.containers.filter(c, has(c.volumeMounts) && (has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR') || (has(c.command) ? c.command : []).exists(a, a.endsWith('preflight')) || (has(c.args) ? c.args : []).exists(a, a.endsWith('preflight')))).map(c, c.volumeMounts.filter(m, %s || %s).map(m, m.name))", fromArgs, fromEnv)
+	// Per container, its declared directories, each computed once (a
+	// one-element list mapped binds them) and compared with every mount:
+	// a directory or mount path still spelled with "//", "/./" or "/../"
+	// after the folding matches every mount.
+	args := fmt.Sprintf("([%[1]s] + (%[1]s%[2]s ? [%[1]s%[3]s] : [])).map(a, a.findAll(%[4]s).map(s, s.findAll(%[5]s).map(f, f.substring(12)).join(',')).join(',')).join(',')",
+		argv, split, words, celRaw(run), celRaw(flag))
+	dirs := fmt.Sprintf("(%s + ',' + %s).split(',').filter(d, d.trim() != '').map(d, %s)", args, env, dir)
+	held := fmt.Sprintf(`d.startsWith(%[1]s) || %[1]s.startsWith(d) || %[1]s.matches(r'/\.{0,2}/') || d.matches(r'/\.{0,2}/')`, q)
+	return fmt.Sprintf("variables.containers.filter(c, has(c.volumeMounts) && (has(c.env) && c.env.exists(e, e.name == 'PREFLIGHT_DATA_DIR') || (has(c.command) ? c.command : []).exists(a, a.contains('preflight')) || (has(c.args) ? c.args : []).exists(a, a.contains('preflight')))).map(c, [%s].map(ds, c.volumeMounts.filter(m, ds.exists(d, %s)).map(m, m.name))[0])", dirs, held)
 }
 
 // dirList is an entry's data directories, each with one trailing slash,

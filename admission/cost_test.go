@@ -58,4 +58,37 @@ func TestPolicyCost(t *testing.T) {
 	if status, body, _ := request(t, c, http.MethodPost, "/apis/apps/v1/namespaces/big/deployments?dryRun=All", []byte(good)); status != http.StatusCreated {
 		t.Errorf("the large Deployment without SQLite data: HTTP %d %s, want 201", status, body)
 	}
+
+	// 60 containers of 100 mounts each, every one running preflight run
+	// (its declared directories read once per container, not per mount),
+	// and one container with 2,000 arguments of 100 bytes: decided, the
+	// declared directory elsewhere admitted, on a mount refused.
+	run := func(dir string) string {
+		return strings.ReplaceAll(bigPod(60, 100, "me/app"), "          volumeMounts:", "          command: [preflight, run, --data-dir, "+dir+", --, app]\n          volumeMounts:")
+	}
+	var long []string
+	for i := range 2000 {
+		long = append(long, fmt.Sprintf("--opt%d=%s", i, strings.Repeat("x", 100)))
+	}
+	longArgs := func(dir string) string {
+		return container(pod("me/app", "/var/app", claim, false), "command: [preflight, run, --data-dir, "+dir+", --, app]\n          args: [\""+strings.Join(long, "\", \"")+"\"]")
+	}
+	for _, tc := range []struct {
+		name, spec string
+		refused    bool
+	}{
+		{"60 containers running preflight run, declaring another directory", run("/elsewhere"), false},
+		{"60 containers running preflight run, one declaring a mount", strings.Replace(run("/elsewhere"), "/elsewhere", "/mnt/c0/v0", 1), true},
+		{"2,000 arguments, declaring another directory", longArgs("/elsewhere"), false},
+		{"2,000 arguments, declaring the mount", longArgs("/var/app"), true},
+	} {
+		status, body, _ := request(t, c, http.MethodPost, "/apis/apps/v1/namespaces/big/deployments?dryRun=All",
+			[]byte(deployment("run", "", "  replicas: 2\n  strategy: {type: Recreate}", tc.spec)))
+		switch {
+		case tc.refused && (status != http.StatusForbidden || !strings.Contains(string(body), "replicas-on-sqlite-claim: Deployment run")):
+			t.Errorf("%s: HTTP %d %.600s, want refused by replicas-on-sqlite-claim", tc.name, status, body)
+		case !tc.refused && status != http.StatusCreated:
+			t.Errorf("%s: HTTP %d %.600s, want 201", tc.name, status, body)
+		}
+	}
 }

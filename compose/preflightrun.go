@@ -8,8 +8,30 @@ import (
 // PreflightRunDirs returns the --data-dir values (each a
 // comma-separated list, as preflight run reads them) of every `preflight
 // run` in the command line args (an argument whose base name is preflight,
-// then run), up to its "--"; nil when there is none.
+// then run, after any of preflight's global flags: --mountinfo FILE), up
+// to its "--"; nil when there is none. A shell's command string
+// (sh -c "exec preflight run --data-dir /data -- app") is read too: the
+// arguments are also split into words at spaces, tabs and line breaks,
+// quotes dropped.
 func PreflightRunDirs(args []string) []string {
+	out := runDirs(args)
+	var words []string
+	split := false
+	for _, a := range args {
+		w := strings.FieldsFunc(strings.NewReplacer(`"`, "", `'`, "").Replace(a), func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\n' || r == '\r'
+		})
+		split = split || len(w) != 1 || w[0] != a
+		words = append(words, w...)
+	}
+	if split {
+		out = append(out, runDirs(words)...)
+	}
+	return out
+}
+
+// runDirs is PreflightRunDirs over args as they are.
+func runDirs(args []string) []string {
 	var out []string
 	seen := false
 	for i := 0; i < len(args); i++ {
@@ -17,9 +39,16 @@ func PreflightRunDirs(args []string) []string {
 		switch {
 		case path.Base(a) == "preflight":
 			seen = false
-			if i+1 < len(args) && args[i+1] == "run" {
+			j := i + 1
+			for j < len(args) && (args[j] == "--mountinfo" || strings.HasPrefix(args[j], "--mountinfo=")) {
+				if args[j] == "--mountinfo" {
+					j++
+				}
+				j++
+			}
+			if j < len(args) && args[j] == "run" {
 				seen = true
-				i++
+				i = j
 			}
 		case !seen:
 		case a == "--":

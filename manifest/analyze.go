@@ -165,7 +165,8 @@ type Mount struct {
 	Volume   string `json:"volume"`
 	// Source is the volume's kind: "claim", "template" (a StatefulSet's
 	// own claim per replica), "ephemeral" (a claim per pod), "hostPath",
-	// "nfs", "csi", "emptyDir", or "other" (configMap, secret, ...).
+	// "nfs", "csi", "emptyDir", one of kubeapi.OtherSources ("azureFile",
+	// "iscsi", ...), or "other" (configMap, secret, ...).
 	Source string `json:"source"`
 	// Claim is the index in Analysis.Claims (-1 for other sources).
 	Claim int `json:"claim"`
@@ -213,6 +214,18 @@ type Use struct {
 	// application's data directory, a --data-claim, or the part of a
 	// claim another workload keeps its data in).
 	Data bool `json:"data,omitempty"`
+}
+
+// Shared reports whether every pod of the workload mounts the same
+// storage: a claim, an nfs or csi volume, a hostPath (shared by the pods
+// of one node), one of kubeapi.OtherSources; not a claim per pod or
+// replica, an emptyDir, nor a configMap, secret or the like.
+func (m *Mount) Shared() bool {
+	switch m.Source {
+	case "template", "ephemeral", "emptyDir", "other":
+		return false
+	}
+	return true
 }
 
 // Overlaps reports whether two container mounts of one volume may reach

@@ -205,7 +205,7 @@ func (a *Analysis) addMounts(st *store, wi int, spec kubeapi.PodSpec, opts Optio
 
 // labelled applies SQLiteLabel: "false" on the workload makes none of
 // its mounts SQLite data; "true" on the workload makes every read-write
-// mount of a claim, an nfs, csi or hostPath volume SQLite data, as "true"
+// mount of a claim or another shared volume (Mount.Shared) SQLite data, as "true"
 // on the mount's claim does.
 func labelled(a *Analysis, w *Workload, m *Mount) {
 	if w.Labels[SQLiteLabel] == "false" {
@@ -219,7 +219,7 @@ func labelled(a *Analysis, w *Workload, m *Mount) {
 	switch {
 	case m.Claim >= 0 && a.Claims[m.Claim].Labels[SQLiteLabel] == "true":
 		why = "claim " + a.Claims[m.Claim].Key() + " has the label " + SQLiteLabel + ": \"true\""
-	case w.Labels[SQLiteLabel] == "true" && (m.Claim >= 0 || slices.Contains([]string{"nfs", "csi", "hostPath"}, m.Source)):
+	case w.Labels[SQLiteLabel] == "true" && (m.Claim >= 0 || m.Shared()):
 		why = w.Key() + " has the label " + SQLiteLabel + ": \"true\""
 	default:
 		return

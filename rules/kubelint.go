@@ -401,15 +401,8 @@ func kubeClaim(s subject) *manifest.Claim {
 func kubeWriter(s subject) bool { return s.km.SQLite && !s.km.ReadOnly }
 
 // kubeShared reports whether every pod of the workload mounts the same
-// storage: a claim, an nfs or csi volume, a hostPath (shared by the pods
-// of one node); not a claim per pod or replica, nor an emptyDir.
-func kubeShared(m *manifest.Mount) bool {
-	switch m.Source {
-	case "claim", "nfs", "csi", "hostPath":
-		return true
-	}
-	return false
-}
+// storage (manifest.Mount.Shared).
+func kubeShared(m *manifest.Mount) bool { return m.Shared() }
 
 // manifestClass is the class of the storage behind the mount.
 func manifestClass(s subject) mounts.Class {

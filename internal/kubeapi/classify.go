@@ -132,7 +132,8 @@ func ClassifyStorageClass(sc *StorageClass, accessModes []string) Storage {
 // ClassifyVolume classifies a pod volume that is not a claim: inline nfs
 // and csi, hostPath (the node's directory: local, as the mount table will
 // confirm or contradict), emptyDir (the node's disk; medium Memory is a
-// tmpfs, ephemeral). For persistentVolumeClaim and ephemeral volumes ok is
+// tmpfs, ephemeral), one of OtherSources (its name; network for
+// azureFile, cephfs, glusterfs and quobyte, else unknown). For persistentVolumeClaim and ephemeral volumes ok is
 // false: resolve the claim instead.
 func ClassifyVolume(v *Volume) (s Storage, ok bool) {
 	switch {
@@ -153,6 +154,10 @@ func ClassifyVolume(v *Volume) (s Storage, ok bool) {
 			return Storage{Source: "emptyDir", Class: mounts.ClassEphemeral}, true
 		}
 		return Storage{Source: "emptyDir", Class: mounts.ClassLocal}, true
+	case slices.Contains(networkSources, v.Other):
+		return Storage{Source: v.Other, Class: mounts.ClassNetwork}, true
+	case v.Other != "":
+		return Storage{Source: v.Other, Class: mounts.ClassUnknown}, true
 	}
 	return Storage{Class: mounts.ClassUnknown}, true
 }

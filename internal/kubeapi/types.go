@@ -171,6 +171,43 @@ type Volume struct {
 	Secret                *json.RawMessage             `json:"secret,omitempty"`
 	Projected             *json.RawMessage             `json:"projected,omitempty"`
 	DownwardAPI           *json.RawMessage             `json:"downwardAPI,omitempty"`
+	// Other is the source when it is one of OtherSources ("azureFile",
+	// "iscsi", "flexVolume", ...), "" otherwise.
+	Other string `json:"-"`
+}
+
+// OtherSources are the pod volume sources, besides persistentVolumeClaim,
+// nfs, csi and hostPath, whose storage is outside the pod and the same
+// for every pod of a workload: the in-tree network filesystems and block
+// devices and the driver plugins (a VolumeSource field each since before
+// Kubernetes 1.30, so that the admission policy's CEL, which names them,
+// compiles on every supported API server). Network are the network
+// filesystems among them.
+var (
+	OtherSources = []string{"azureFile", "cephfs", "glusterfs", "quobyte", "iscsi", "rbd", "fc", "flexVolume",
+		"cinder", "portworxVolume", "scaleIO", "storageos", "vsphereVolume", "awsElasticBlockStore",
+		"gcePersistentDisk", "azureDisk", "photonPersistentDisk", "flocker"}
+	networkSources = []string{"azureFile", "cephfs", "glusterfs", "quobyte"}
+)
+
+// UnmarshalJSON decodes a pod volume and names its source in Other when
+// that is one of OtherSources.
+func (v *Volume) UnmarshalJSON(b []byte) error {
+	type plain Volume
+	if err := json.Unmarshal(b, (*plain)(v)); err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	for _, k := range OtherSources {
+		if raw, ok := keys[k]; ok && string(raw) != "null" {
+			v.Other = k
+			break
+		}
+	}
+	return nil
 }
 
 // PersistentVolumeClaimSource names a claim in the pod's namespace.
