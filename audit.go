@@ -398,8 +398,11 @@ func auditPaths(ctx context.Context, c *docker.Container, inv *docker.Inventory,
 // the root's own filesystem (not its /proc, /sys, /dev), to copts'
 // depth. Each directory holding a database is added to ac as a path on no
 // mount (ephemeral-data-dir); a root that could not be read is added as
-// "/", not inspected (mount-not-inspected); a root read that holds no
-// database adds nothing, as a mount read that holds none.
+// "/", not inspected (mount-not-inspected); a root searched to its end
+// that holds no database adds nothing, as a mount read that holds none,
+// and one whose search left directories or files unread (--max-depth, the
+// sniff budget, unreadable directories) is added as "/" with what was
+// left.
 func auditLayer(ctx context.Context, ac *auditedContainer, c *docker.Container, inv *docker.Inventory, root, rootWhy string, copts Options, seen map[[2]uint64]bool) {
 	r := ac.Report
 	layerAt := func(dest string) *mounts.Mount { return translate(dest, c, inv.Engine).mount }
@@ -429,6 +432,12 @@ func auditLayer(ctx context.Context, ac *auditedContainer, c *docker.Container, 
 			dirs = append(dirs, dir)
 		}
 		byDir[dir] = append(byDir[dir], db)
+	}
+	if len(dirs) == 0 && (d.NotSearched > 0 || d.NotSniffed > 0 || len(d.Errors) > 0) {
+		// No database found, but not every directory was searched: the
+		// root is listed with what was left (scan-depth-limit and the
+		// like), not left out as if it held none.
+		dirs = []string{"/"}
 	}
 	for i, dir := range dirs {
 		dd := d

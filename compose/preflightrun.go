@@ -5,9 +5,11 @@ import (
 	"strings"
 )
 
-// PreflightRunDirs returns the --data-dir values (each a
-// comma-separated list, as preflight run reads them) of every `preflight
-// run` in the command line args (an argument whose base name is preflight,
+// PreflightRunDirs returns the --data-dir values of every `preflight
+// run` in the command line args, each split at commas as
+// PREFLIGHT_DATA_DIR is (preflight run keeps a comma of the flag's value
+// in the path: the split names more directories, never fewer, and the
+// policy's CEL splits alike) (an argument whose base name is preflight,
 // then run, after any of preflight's global flags: --mountinfo FILE), up
 // to its "--"; nil when there is none. A shell's command string
 // (sh -c "exec preflight run --data-dir /data -- app") is read too: the

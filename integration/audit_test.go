@@ -329,6 +329,11 @@ func TestAuditWritableLayer(t *testing.T) {
 	requireDocker(t)
 	id := startApp(t, "-e", "DEMO_INTERVAL=1h", "--entrypoint", "/demoapp", image)
 	waitLog(t, id, "demoapp: pid=")
+	// Its database four levels down (--workdir makes the directory), past
+	// --max-depth (2): the root is
+	// listed with the directories left unsearched, not left out.
+	deep := startApp(t, "--user", "0", "--workdir", "/var/lib/app/data", "-e", "DEMO_INTERVAL=1h", "-e", "DATA_DIR=/var/lib/app/data", "--entrypoint", "/demoapp", image)
+	waitLog(t, deep, "demoapp: pid=")
 	r := docker(t, "create", "--label", label, "--entrypoint", "/demoapp", image)
 	wantCode(t, r, 0)
 	created := strings.TrimSpace(r.stdout)
@@ -338,7 +343,7 @@ func TestAuditWritableLayer(t *testing.T) {
 	ar := decodeAudit(t, run(t, dockerTimeout, nil, pf, "audit", "--all", "--format", "json"))
 	var got []string
 	for _, c := range ar.Containers {
-		if c.Container.ID != id && c.Container.ID != created {
+		if c.Container.ID != id && c.Container.ID != created && c.Container.ID != deep {
 			continue
 		}
 		fs := c.Report.findings()
@@ -347,6 +352,8 @@ func TestAuditWritableLayer(t *testing.T) {
 			switch {
 			case c.Container.ID == id:
 				line += fmt.Sprintf(" ephemeral-data-dir=%s dbs=%d", fs["ephemeral-data-dir"], len(c.Report.DataDirs[i].Databases))
+			case c.Container.ID == deep:
+				line += fmt.Sprintf(" scan-depth-limit=%s dbs=%d", fs["scan-depth-limit"], len(c.Report.DataDirs[i].Databases))
 			default:
 				line += fmt.Sprintf(" mount-not-inspected=%s ephemeral-data-dir=%q", fs["mount-not-inspected"], fs["ephemeral-data-dir"])
 			}
@@ -356,6 +363,7 @@ func TestAuditWritableLayer(t *testing.T) {
 	want := []string{
 		short(id) + ` /data ephemeral via="container-root" not-inspected=false ephemeral-data-dir=warn dbs=1`,
 		short(created) + ` / ephemeral via="" not-inspected=true mount-not-inspected=warn ephemeral-data-dir=""`,
+		short(deep) + ` / ephemeral via="container-root" not-inspected=false scan-depth-limit=info dbs=0`,
 	}
 	slices.Sort(got)
 	slices.Sort(want)
