@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -142,6 +144,7 @@ func TestKubeAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var scale string // the kubectl scale line, as printed
 	for _, who := range []struct{ name, kubeconfig string }{{"admin", kubeconfig("admin", c.AdminToken)}, {"app/preflight-audit", kubeconfig("audit", tok)}} {
 		r, cl, err := audit(who.kubeconfig)
 		if err != nil {
@@ -159,10 +162,28 @@ func TestKubeAudit(t *testing.T) {
 			}
 			if f.ID == "live-pods-on-sqlite-claim" && (len(f.Remedy) == 0 || !strings.Contains(f.Remedy[0], "kubectl scale -n vault deployment/vaultwarden --replicas=1,")) {
 				t.Errorf("live-pods-on-sqlite-claim remedy = %q, want the kubectl scale line of the Deployment", f.Remedy)
+			} else if f.ID == "live-pods-on-sqlite-claim" {
+				scale = scaleLine.FindString(f.Remedy[0])
 			}
 			if f.ID == "replicas-on-sqlite-claim" && (f.Patch == nil || !strings.Contains(f.Patch.Command, "kubectl patch deployment vaultwarden -n vault --type merge")) {
 				t.Errorf("replicas-on-sqlite-claim patch = %+v, want kubectl patch of the live deployment", f.Patch)
 			}
+		}
+	}
+	// The kubectl scale line, run as printed (sh -c, the real kubectl),
+	// leaves the Deployment at one replica.
+	if kubectl := kubetest.NeedKubectl(t); scale == "" {
+		t.Error("no kubectl scale line in live-pods-on-sqlite-claim's remedy")
+	} else {
+		t.Logf("run as printed: %s", scale)
+		cmd := exec.CommandContext(t.Context(), "sh", "-c", scale)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig("scale", c.AdminToken), "PATH="+filepath.Dir(kubectl)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", scale, err, out)
+		}
+		out, err := exec.CommandContext(t.Context(), kubectl, "--kubeconfig", kubeconfig("get", c.AdminToken), "get", "-n", "vault", "deployment/vaultwarden", "-o", "jsonpath={.spec.replicas}").CombinedOutput()
+		if err != nil || string(out) != "1" {
+			t.Errorf("after %s: spec.replicas %q, %v; want 1", scale, out, err)
 		}
 	}
 	// The same objects as manifests: the same findings but the live one.
@@ -202,6 +223,10 @@ func TestKubeAudit(t *testing.T) {
 		t.Errorf("AuditKube as app/nobody: %v, want 403", err)
 	}
 }
+
+// scaleLine is a kubectl scale command in a remedy's text, up to the
+// punctuation that ends it.
+var scaleLine = regexp.MustCompile(`kubectl scale [^,;()]*[^,;() ]`)
 
 // netfsObjects are two claims bound to PersistentVolumes on network
 // filesystems, each mounted by one writer that is otherwise well (one
