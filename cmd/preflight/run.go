@@ -311,11 +311,25 @@ func summary(d preflight.DataDir) string {
 // oneLine escapes what a terminal would act on so that s prints on one
 // line as written: control characters (C0, DEL and C1, whose U+009B is a
 // CSI), bidi overrides and other format characters, invalid UTF-8 (every
-// rune strconv.IsPrint refuses but the space).
+// rune strconv.IsPrint refuses but the space), each as Go escapes it
+// (\n, \x1b, \u202e); the rest, quotes and backslashes included, as it is.
 func oneLine(s string) string {
 	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
 		return s
 	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case strconv.IsPrint(r):
+			b.WriteString(s[i : i+n])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += n
+	}
+	return b.String()
 }
